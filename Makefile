@@ -1,0 +1,59 @@
+# Positional Encodings, executable: the two commands are `make book` and `make test`.
+# Everything runs in .venv, created from requirements.txt (all versions pinned).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(abspath $(VENV)/bin)
+STAMP  := $(VENV)/.installed
+# Kernels and tools resolve to the venv first.
+export PATH := $(BIN):$(PATH)
+
+BUILD_FLAGS := --all -W -n --keep-going
+NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+.PHONY: all venv book test unit regression build baselines lab bench clean
+
+all: book
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --disable-pip-version-check -r requirements.txt
+	# Build matplotlib's font cache once, so no notebook ever prints
+	# "Matplotlib is building the font cache" on its first run.
+	$(BIN)/python -c "import matplotlib.pyplot"
+	touch $(STAMP)
+
+## make book: execute every chapter and build the HTML into _build/html (strict).
+book: $(STAMP)
+	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
+	@echo "Open _build/html/index.html in a browser."
+
+## make test: unit tests, baseline currency, notebook regression (nbval), strict build.
+test: $(STAMP)
+	$(BIN)/python -m pytest tests $(NBVAL_FLAGS)
+	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests --ignore=tests/baselines
+
+regression: $(STAMP)
+	$(BIN)/python -m pytest tests/baselines tests/test_baselines.py $(NBVAL_FLAGS)
+
+## make baselines: re-execute every chapter into tests/baselines/*.ipynb.
+baselines: $(STAMP)
+	$(BIN)/python tests/make_baselines.py
+
+## make lab: JupyterLab with the MyST chapters opening as notebooks (jupytext).
+lab: $(STAMP)
+	$(BIN)/python -m pip install --disable-pip-version-check -r requirements-lab.txt
+	$(BIN)/jupyter lab chapters/
+
+## make bench: throughput and memory figures, printed as ratios measured in one run.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench.py
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis
+	find . -name __pycache__ -type d -prune -not -path "./$(VENV)/*" -exec rm -rf {} +

@@ -1,0 +1,78 @@
+"""posenc: positional encodings for transformers, in NumPy.
+
+The companion package of the book *Positional Encodings, executable*.  One module
+per idea:
+
+- :mod:`posenc.attention`   scaled dot-product attention, softmax, causal masks
+- :mod:`posenc.sinusoidal`  the sinusoidal encoding of Vaswani et al.
+- :mod:`posenc.learned`     learned absolute position embeddings
+- :mod:`posenc.rope`        rotary position embedding (RoFormer)
+- :mod:`posenc.alibi`       attention with linear biases
+- :mod:`posenc.relative`    T5's bucketed relative position bias
+- :mod:`posenc.scaling`     RoPE context extension (PI, NTK, dynamic NTK, YaRN, Llama 3)
+
+Every public function is also importable from the package itself.
+"""
+
+from .alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
+from .attention import causal_mask, scaled_dot_product_attention, softmax
+from .learned import LearnedPositionalEmbedding
+from .relative import t5_relative_bias, t5_relative_position_bucket
+from .rope import (
+    apply_rope,
+    apply_rope_complex,
+    rope_angles,
+    rope_decay_curve,
+    rope_frequencies,
+    rope_rotation_matrix,
+)
+from .scaling import (
+    dynamic_ntk_scaling,
+    linear_scaling,
+    llama3_scaling,
+    ntk_scaling,
+    yarn_attention_factor,
+    yarn_correction_range,
+    yarn_scaling,
+)
+from .sinusoidal import (
+    frequencies,
+    interleave_permutation,
+    shift_matrix,
+    sinusoidal_encoding,
+    tensor2tensor_encoding,
+    tensor2tensor_frequencies,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "softmax",
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "frequencies",
+    "sinusoidal_encoding",
+    "shift_matrix",
+    "interleave_permutation",
+    "tensor2tensor_frequencies",
+    "tensor2tensor_encoding",
+    "LearnedPositionalEmbedding",
+    "rope_frequencies",
+    "rope_angles",
+    "apply_rope",
+    "apply_rope_complex",
+    "rope_rotation_matrix",
+    "rope_decay_curve",
+    "alibi_slopes",
+    "alibi_bias",
+    "alibi_bias_bloom",
+    "t5_relative_position_bucket",
+    "t5_relative_bias",
+    "linear_scaling",
+    "ntk_scaling",
+    "dynamic_ntk_scaling",
+    "yarn_scaling",
+    "yarn_correction_range",
+    "yarn_attention_factor",
+    "llama3_scaling",
+]

@@ -1,0 +1,295 @@
+r"""Rotary position embedding (RoPE), Su et al. (2021/2024), "RoFormer".
+
+Each query or key vector of width ``d`` is split into ``d/2`` pairs; the pair ``i``
+of the vector at position ``m`` is rotated by the angle :math:`m\theta_i` with
+
+.. math:: \theta_i = \text{base}^{-2i/d}, \qquad i = 0, \dots, d/2 - 1 .
+
+Because rotations compose, :math:`\langle R_m q, R_n k\rangle = \langle q, R_{n-m} k\rangle`:
+the attention score depends on the positions only through their offset.
+
+Two memory layouts are in production use and both are implemented here:
+
+``layout="interleaved"``
+    pairs are coordinates ``(2i, 2i+1)``: RoFormer, Meta's original Llama code
+    (``torch.view_as_complex``), GPT-J (``rotate_every_two``).
+``layout="half"``
+    pairs are coordinates ``(i, i + d/2)``: GPT-NeoX and Hugging Face
+    ``transformers`` (``rotate_half``), used for Llama checkpoints converted to
+    that format.
+
+They differ by the fixed permutation :func:`posenc.sinusoidal.interleave_permutation`.
+
+All angles are computed in float64 whatever the input dtype; outputs keep the
+dtype of ``x``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import as_float_array, as_positions, check_choice, check_float, check_int
+from .sinusoidal import interleave_permutation
+
+__all__ = [
+    "rope_frequencies",
+    "rope_angles",
+    "apply_rope",
+    "apply_rope_complex",
+    "rope_rotation_matrix",
+    "rope_decay_curve",
+    "interleave_permutation",
+]
+
+LAYOUTS = ("interleaved", "half")
+
+
+def rope_frequencies(head_dim: int, base: float = 10000.0) -> np.ndarray:
+    r"""RoPE's rotation frequencies :math:`\theta_i = \text{base}^{-2i/d}`.
+
+    Computed as ``1.0 / base ** (arange(0, d, 2) / d)``, the expression of
+    Hugging Face's ``_compute_default_rope_parameters`` (there in float32, here in
+    float64).
+
+    Parameters
+    ----------
+    head_dim : int
+        Width ``d`` of one attention head, a positive even integer.
+    base : float, default 10000.0
+        The RoPE base (``rope_theta``): 10000 in RoFormer and Llama 2,
+        500000 in Llama 3.  Must be > 1.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (head_dim // 2,)
+        Decreasing from :math:`\theta_0 = 1`.
+
+    References
+    ----------
+    Su et al., "RoFormer: Enhanced Transformer with Rotary Position Embedding",
+    eq. (15).
+    """
+    head_dim = check_int("head_dim", head_dim, minimum=2, even=True)
+    base = check_float("base", base, greater_than=1.0)
+    return 1.0 / base ** (np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+
+
+def _inv_freq(inv_freq, head_dim: int, base: float) -> np.ndarray:
+    if inv_freq is None:
+        return rope_frequencies(head_dim, base)
+    arr = as_float_array("inv_freq", inv_freq, min_ndim=1).astype(np.float64)
+    if arr.shape != (head_dim // 2,):
+        raise ValueError(
+            f"inv_freq: expected shape ({head_dim // 2},) for head_dim = {head_dim}, got {arr.shape}"
+        )
+    return arr
+
+
+def rope_angles(positions, head_dim: int, *, inv_freq=None, base: float = 10000.0) -> np.ndarray:
+    r"""The rotation angles :math:`m_t \theta_i`, in float64.
+
+    Parameters
+    ----------
+    positions : array_like of real, shape (T,)
+        Token positions (fractional positions are allowed).
+    head_dim : int
+        Head width ``d``, positive and even.
+    inv_freq : array_like of float, shape (d/2,), optional
+        Frequencies to use instead of :func:`rope_frequencies` (for example the
+        output of a function in :mod:`posenc.scaling`).
+    base : float, default 10000.0
+        Used only when ``inv_freq`` is None.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (T, head_dim // 2)
+    """
+    head_dim = check_int("head_dim", head_dim, minimum=2, even=True)
+    pos = as_positions("positions", positions)
+    freq = _inv_freq(inv_freq, head_dim, base)
+    return pos[:, None] * freq[None, :]
+
+
+def _check_x(x) -> np.ndarray:
+    x = as_float_array("x", x, min_ndim=2)
+    if x.shape[-1] < 2 or x.shape[-1] % 2:
+        raise ValueError(
+            f"x: expected an even, positive last dimension (head_dim), got shape {x.shape}"
+        )
+    return x
+
+
+def apply_rope(
+    x,
+    positions,
+    *,
+    inv_freq=None,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    attention_factor: float = 1.0,
+) -> np.ndarray:
+    r"""Rotate every pair of coordinates of ``x`` by its position's angle.
+
+    For a pair :math:`(a, b)` with angle :math:`\phi = m\theta_i` the result is
+    :math:`(a\cos\phi - b\sin\phi,\; a\sin\phi + b\cos\phi)\cdot s`, where
+    :math:`s` is ``attention_factor`` (Hugging Face multiplies its cos and sin
+    caches by ``attention_scaling``; YaRN uses it as its temperature).
+
+    Parameters
+    ----------
+    x : array_like of float, shape (..., T, head_dim)
+        Queries or keys (not values: RoPE leaves values alone).
+    positions : array_like of real, shape (T,)
+        Position of each of the ``T`` tokens.
+    inv_freq : array_like of float, shape (head_dim/2,), optional
+        Frequencies; defaults to :func:`rope_frequencies` with ``base``.
+    base : float, default 10000.0
+        Used only when ``inv_freq`` is None.
+    layout : {"interleaved", "half"}
+        Which coordinates form a pair: ``(2i, 2i+1)`` as RoFormer, Meta's Llama
+        and GPT-J, or ``(i, i + head_dim/2)`` as GPT-NeoX and Hugging Face's
+        ``rotate_half``.
+    attention_factor : float, default 1.0
+        Positive factor applied to cos and sin.
+
+    Returns
+    -------
+    numpy.ndarray, shape and dtype of ``x``
+
+    References
+    ----------
+    Su et al., RoFormer, eq. (34); Hugging Face ``transformers``,
+    ``models/llama/modeling_llama.py``, ``rotate_half`` and ``apply_rotary_pos_emb``.
+    """
+    x = _check_x(x)
+    head_dim, n_tokens = x.shape[-1], x.shape[-2]
+    layout = check_choice("layout", layout, LAYOUTS)
+    attention_factor = check_float("attention_factor", attention_factor, positive=True)
+    pos = as_positions("positions", positions, length=n_tokens)
+    angles = pos[:, None] * _inv_freq(inv_freq, head_dim, base)[None, :]
+    cos = (np.cos(angles) * attention_factor).astype(x.dtype, copy=False)
+    sin = (np.sin(angles) * attention_factor).astype(x.dtype, copy=False)
+    half = head_dim // 2
+    if layout == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]
+    else:
+        a, b = x[..., :half], x[..., half:]
+    out = np.empty_like(x)
+    if layout == "interleaved":
+        out_a, out_b = out[..., 0::2], out[..., 1::2]
+    else:
+        out_a, out_b = out[..., :half], out[..., half:]
+    tmp = np.empty(a.shape, dtype=x.dtype)
+    np.multiply(a, cos, out=out_a)
+    np.multiply(b, sin, out=tmp)
+    np.subtract(out_a, tmp, out=out_a)
+    np.multiply(a, sin, out=out_b)
+    np.multiply(b, cos, out=tmp)
+    np.add(out_b, tmp, out=out_b)
+    return out
+
+
+def apply_rope_complex(x, positions, *, inv_freq=None, base: float = 10000.0) -> np.ndarray:
+    r"""RoPE computed as complex multiplication, :math:`z_i \mapsto z_i e^{\mathrm{i} m \theta_i}`.
+
+    The pair ``(x[2i], x[2i+1])`` is read as the complex number
+    :math:`z_i = x_{2i} + \mathrm{i}\, x_{2i+1}` (the interleaved layout, as in
+    Meta's Llama ``apply_rotary_emb``), multiplied by :math:`e^{\mathrm{i} m\theta_i}`
+    and written back.  The product is formed in complex128.
+
+    Parameters
+    ----------
+    x : array_like of float, shape (..., T, head_dim)
+    positions : array_like of real, shape (T,)
+    inv_freq : array_like of float, shape (head_dim/2,), optional
+    base : float, default 10000.0
+
+    Returns
+    -------
+    numpy.ndarray, shape and dtype of ``x``
+        Equal to ``apply_rope(x, positions, layout="interleaved")`` up to rounding.
+
+    References
+    ----------
+    Su et al., RoFormer, section 3.4.1; Meta ``llama/model.py``,
+    ``precompute_freqs_cis`` and ``apply_rotary_emb``.
+    """
+    x = _check_x(x)
+    head_dim, n_tokens = x.shape[-1], x.shape[-2]
+    pos = as_positions("positions", positions, length=n_tokens)
+    angles = pos[:, None] * _inv_freq(inv_freq, head_dim, base)[None, :]
+    z = x[..., 0::2].astype(np.float64) + 1j * x[..., 1::2].astype(np.float64)
+    z = z * np.exp(1j * angles)
+    out = np.empty_like(x)
+    out[..., 0::2] = z.real
+    out[..., 1::2] = z.imag
+    return out
+
+
+def rope_rotation_matrix(position, head_dim: int, *, inv_freq=None, base: float = 10000.0) -> np.ndarray:
+    r"""The block-diagonal rotation :math:`R_m` of RoPE in the interleaved layout.
+
+    .. math::
+        R_m = \operatorname{diag}\!\left(
+        \begin{pmatrix}\cos m\theta_i & -\sin m\theta_i\\ \sin m\theta_i & \cos m\theta_i\end{pmatrix}
+        \right)_{i=0}^{d/2-1},
+        \qquad \texttt{apply\_rope}(x, [m]) = x R_m^\top \text{ (row vectors)}.
+
+    Parameters
+    ----------
+    position : float
+        The position ``m``.
+    head_dim : int
+        Positive even width ``d``.
+    inv_freq : array_like of float, shape (d/2,), optional
+    base : float, default 10000.0
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (head_dim, head_dim)
+        Orthogonal, with :math:`R_m^\top R_n = R_{n-m}`.
+    """
+    position = check_float("position", position)
+    head_dim = check_int("head_dim", head_dim, minimum=2, even=True)
+    phi = position * _inv_freq(inv_freq, head_dim, base)
+    c, s = np.cos(phi), np.sin(phi)
+    r = np.zeros((head_dim, head_dim), dtype=np.float64)
+    idx = np.arange(0, head_dim, 2)
+    r[idx, idx] = c
+    r[idx, idx + 1] = -s
+    r[idx + 1, idx] = s
+    r[idx + 1, idx + 1] = c
+    return r
+
+
+def rope_decay_curve(distances, head_dim: int, *, base: float = 10000.0) -> np.ndarray:
+    r"""RoFormer's long-term decay curve :math:`\frac{2}{d}\sum_{j=1}^{d/2} |S_j|`.
+
+    With :math:`h_i = q_{[2i:2i+2]}\, \overline{k_{[2i:2i+2]}}` (complex) the score is
+    :math:`\operatorname{Re}\sum_i h_i e^{\mathrm{i} r\theta_i}` for relative distance
+    :math:`r`.  Abel summation with :math:`S_j = \sum_{i=0}^{j-1} e^{\mathrm{i} r\theta_i}`
+    and :math:`h_{d/2} = 0` gives
+
+    .. math::
+        \Bigl|\sum_{i=0}^{d/2-1} h_i e^{\mathrm{i} r\theta_i}\Bigr|
+        \le \Bigl(\max_i |h_{i+1} - h_i|\Bigr) \sum_{j=1}^{d/2} |S_j| ,
+
+    and this function returns the mean :math:`\frac{2}{d}\sum_j |S_j|`, which
+    decays as :math:`r` grows (RoFormer, section 3.4.3 and Figure 2).
+
+    Parameters
+    ----------
+    distances : array_like of real, shape (N,)
+        Relative distances ``r``.
+    head_dim : int
+        Positive even width ``d``.
+    base : float, default 10000.0
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (N,)
+    """
+    r = as_positions("distances", distances)
+    theta = rope_frequencies(head_dim, base)
+    partial = np.cumsum(np.exp(1j * r[:, None] * theta[None, :]), axis=1)
+    return np.abs(partial).mean(axis=1)

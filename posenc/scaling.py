@@ -1,0 +1,361 @@
+r"""RoPE context extension: new frequencies (and a temperature) for longer contexts.
+
+Every function returns ``(inv_freq, attention_factor)``: float64 frequencies of
+shape ``(head_dim // 2,)`` and a float (1.0 where the method has none), ready for
+``apply_rope(x, positions, inv_freq=inv_freq, attention_factor=attention_factor)``.
+
+The formulas follow Hugging Face ``transformers``' ``modeling_rope_utils``
+(``ROPE_INIT_FUNCTIONS``: ``linear``, ``dynamic``, ``yarn``, ``llama3``), which is
+what the released checkpoints are run with, computed here in float64.  With
+``factor = 1`` every method returns the default frequencies (tested).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._checks import check_bool, check_float, check_int
+from .rope import rope_frequencies
+
+__all__ = [
+    "linear_scaling",
+    "ntk_scaling",
+    "dynamic_ntk_scaling",
+    "yarn_scaling",
+    "yarn_correction_range",
+    "yarn_attention_factor",
+    "llama3_scaling",
+]
+
+
+def _factor(factor) -> float:
+    return check_float("factor", factor, positive=True)
+
+
+def linear_scaling(head_dim: int, factor: float, *, base: float = 10000.0):
+    r"""Position interpolation: divide every frequency by the factor ``s``.
+
+    Position ``m`` is rotated as position ``m / s`` was in training, so a context of
+    ``s * L`` positions is squeezed into the ``L`` positions the model has seen.
+
+    .. math:: \theta_i' = \theta_i / s
+
+    Parameters
+    ----------
+    head_dim : int
+        Positive even head width.
+    factor : float
+        The scale ``s > 0`` (``s > 1`` extends the context).
+    base : float, default 10000.0
+
+    Returns
+    -------
+    inv_freq : numpy.ndarray of float64, shape (head_dim // 2,)
+    attention_factor : float
+        Always 1.0.
+
+    References
+    ----------
+    Chen et al. (2023), "Extending Context Window of Large Language Models via
+    Positional Interpolation"; Hugging Face ``_compute_linear_scaling_rope_parameters``.
+    """
+    factor = _factor(factor)
+    return rope_frequencies(head_dim, base) / factor, 1.0
+
+
+def ntk_scaling(head_dim: int, factor: float, *, base: float = 10000.0):
+    r"""NTK-aware scaling: keep the frequencies' shape, enlarge the base.
+
+    .. math:: b' = b\, s^{d/(d-2)}, \qquad \theta_i' = b'^{-2i/d}
+
+    The exponent is chosen so that the slowest frequency is interpolated exactly,
+    :math:`\theta_{d/2-1}' = \theta_{d/2-1}/s`, while :math:`\theta_0 = 1` is left
+    alone: high frequencies extrapolate, low ones interpolate.
+
+    Parameters
+    ----------
+    head_dim : int
+        Positive even head width, at least 4 (``d - 2`` must be positive).
+    factor : float
+        The scale ``s > 0``.
+    base : float, default 10000.0
+
+    Returns
+    -------
+    inv_freq : numpy.ndarray of float64, shape (head_dim // 2,)
+    attention_factor : float
+        Always 1.0.
+
+    References
+    ----------
+    bloc97 (2023), "NTK-Aware Scaled RoPE" (the formula Peng et al. 2023 discuss
+    in section 3.1 of the YaRN paper).
+    """
+    head_dim = check_int("head_dim", head_dim, minimum=4, even=True)
+    factor = _factor(factor)
+    base = check_float("base", base, greater_than=1.0)
+    new_base = base * factor ** (head_dim / (head_dim - 2))
+    return rope_frequencies(head_dim, new_base), 1.0
+
+
+def dynamic_ntk_scaling(
+    head_dim: int, factor: float, seq_len: int, original_max_position: int, *, base: float = 10000.0
+):
+    r"""Dynamic NTK scaling, as Hugging Face's ``dynamic`` rope type.
+
+    The base grows with the current sequence length ``L`` (never below the
+    original length :math:`L_0`):
+
+    .. math::
+        b' = b \left(\frac{s \max(L, L_0)}{L_0} - (s - 1)\right)^{d/(d-2)} ,
+
+    so up to :math:`L_0` the frequencies are exactly the default ones.
+
+    Parameters
+    ----------
+    head_dim : int
+        Positive even head width, at least 4.
+    factor : float
+        The scale ``s > 0``.
+    seq_len : int
+        Current sequence length ``L >= 1`` (Hugging Face uses the largest
+        position id plus one).
+    original_max_position : int
+        Training context :math:`L_0 \ge 1` (``max_position_embeddings``).
+    base : float, default 10000.0
+
+    Returns
+    -------
+    inv_freq : numpy.ndarray of float64, shape (head_dim // 2,)
+    attention_factor : float
+        Always 1.0.
+
+    References
+    ----------
+    Hugging Face ``_compute_dynamic_ntk_parameters`` (credited there to
+    /u/bloc97 and /u/emozilla); Peng et al. (2023), section 3.3.
+    """
+    head_dim = check_int("head_dim", head_dim, minimum=4, even=True)
+    factor = _factor(factor)
+    seq_len = check_int("seq_len", seq_len, minimum=1)
+    original_max_position = check_int("original_max_position", original_max_position, minimum=1)
+    base = check_float("base", base, greater_than=1.0)
+    length = max(seq_len, original_max_position)
+    new_base = base * ((factor * length / original_max_position) - (factor - 1)) ** (
+        head_dim / (head_dim - 2)
+    )
+    return rope_frequencies(head_dim, new_base), 1.0
+
+
+def yarn_attention_factor(factor: float) -> float:
+    r"""YaRN's temperature :math:`\sqrt{1/t} = 0.1 \ln s + 1` (1.0 for :math:`s \le 1`).
+
+    Parameters
+    ----------
+    factor : float
+        The scale ``s > 0``.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    Peng et al. (2023), eq. (22); Hugging Face ``get_mscale`` in
+    ``_compute_yarn_parameters``.
+    """
+    factor = _factor(factor)
+    if factor <= 1:
+        return 1.0
+    return 0.1 * math.log(factor) + 1.0
+
+
+def yarn_correction_range(
+    head_dim: int,
+    original_max_position: int,
+    *,
+    base: float = 10000.0,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    truncate: bool = True,
+):
+    r"""The band of dimensions over which YaRN ramps from extrapolation to interpolation.
+
+    Dimension pair ``i`` completes :math:`L_0 \theta_i / (2\pi)` turns over the
+    training context.  Solving "turns = :math:`\beta`" for the dimension index
+    gives
+
+    .. math:: \text{dim}(\beta) = \frac{d \,\ln\!\bigl(L_0 / (2\pi\beta)\bigr)}{2 \ln b} ,
+
+    and the range is :math:`[\text{dim}(\beta_\text{fast}), \text{dim}(\beta_\text{slow})]`,
+    floored and ceiled when ``truncate`` and then clamped to ``[0, d - 1]``
+    (Hugging Face clamps to ``d - 1``, not ``d/2 - 1``; reproduced here).
+
+    Parameters
+    ----------
+    head_dim : int
+        Positive even head width.
+    original_max_position : int
+        Training context :math:`L_0 \ge 1`.
+    base : float, default 10000.0
+    beta_fast, beta_slow : float
+        Turn counts that bound the ramp, ``beta_fast > beta_slow > 0``.
+    truncate : bool, default True
+        Round the bounds outwards to integers (Hugging Face's default; gpt-oss
+        sets it to False).
+
+    Returns
+    -------
+    (low, high) : tuple of two numbers
+        ints when ``truncate``, floats otherwise.
+
+    References
+    ----------
+    Peng et al. (2023), eqs. (17)-(19) and their reference code;
+    Hugging Face ``find_correction_range``.
+    """
+    head_dim = check_int("head_dim", head_dim, minimum=2, even=True)
+    original_max_position = check_int("original_max_position", original_max_position, minimum=1)
+    base = check_float("base", base, greater_than=1.0)
+    beta_fast = check_float("beta_fast", beta_fast, positive=True)
+    beta_slow = check_float("beta_slow", beta_slow, positive=True)
+    truncate = check_bool("truncate", truncate)
+    if beta_fast <= beta_slow:
+        raise ValueError(
+            f"beta_fast: expected a turn count greater than beta_slow = {beta_slow}, got {beta_fast}"
+        )
+
+    def correction_dim(turns: float) -> float:
+        return (head_dim * math.log(original_max_position / (turns * 2 * math.pi))) / (2 * math.log(base))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    return max(low, 0), min(high, head_dim - 1)
+
+
+def yarn_scaling(
+    head_dim: int,
+    factor: float,
+    original_max_position: int,
+    *,
+    base: float = 10000.0,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    truncate: bool = True,
+):
+    r"""YaRN ("NTK-by-parts" frequencies plus an attention temperature).
+
+    With the ramp :math:`\gamma_i = \operatorname{clip}\bigl((i - \text{low})/(\text{high} - \text{low}), 0, 1\bigr)`
+    over pair index ``i`` (see :func:`yarn_correction_range`; ``high`` is nudged
+    by 0.001 when equal to ``low``), the frequencies blend extrapolation and
+    interpolation:
+
+    .. math::
+        \theta_i' = \frac{\theta_i}{s}\,\gamma_i + \theta_i\,(1 - \gamma_i),
+
+    so fast pairs (many turns in training) are kept and slow pairs are
+    interpolated.  The attention factor is :func:`yarn_attention_factor`.
+
+    Parameters
+    ----------
+    head_dim : int
+        Positive even head width.
+    factor : float
+        The scale ``s > 0``.
+    original_max_position : int
+        Training context :math:`L_0 \ge 1`.
+    base : float, default 10000.0
+    beta_fast, beta_slow : float, default 32.0 and 1.0
+    truncate : bool, default True
+
+    Returns
+    -------
+    inv_freq : numpy.ndarray of float64, shape (head_dim // 2,)
+    attention_factor : float
+
+    References
+    ----------
+    Peng et al. (2023), "YaRN: Efficient Context Window Extension of Large
+    Language Models", section 3.4; Hugging Face ``_compute_yarn_parameters``.
+    """
+    factor = _factor(factor)
+    low, high = yarn_correction_range(
+        head_dim,
+        original_max_position,
+        base=base,
+        beta_fast=beta_fast,
+        beta_slow=beta_slow,
+        truncate=truncate,
+    )
+    theta = rope_frequencies(head_dim, base)
+    if low == high:
+        high = high + 0.001  # Hugging Face: "Prevent singularity"
+    ramp = np.clip((np.arange(head_dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    extrapolation = 1.0 - ramp
+    inv_freq = (theta / factor) * (1.0 - extrapolation) + theta * extrapolation
+    return inv_freq, yarn_attention_factor(factor)
+
+
+def llama3_scaling(
+    head_dim: int,
+    factor: float,
+    original_max_position: int,
+    *,
+    base: float = 10000.0,
+    low_freq_factor: float = 1.0,
+    high_freq_factor: float = 4.0,
+):
+    r"""Llama 3.1's frequency-dependent scaling, as Hugging Face's ``llama3`` rope type.
+
+    With wavelength :math:`\lambda_i = 2\pi/\theta_i` and training context :math:`L_0`:
+
+    * :math:`\lambda_i < L_0/\text{high\_freq\_factor}`: unchanged;
+    * :math:`\lambda_i > L_0/\text{low\_freq\_factor}`: divided by ``s``;
+    * in between (edges included): :math:`(1-\mu)\theta_i/s + \mu\theta_i` with
+      :math:`\mu = (L_0/\lambda_i - \text{low\_freq\_factor}) /
+      (\text{high\_freq\_factor} - \text{low\_freq\_factor})`.
+
+    Parameters
+    ----------
+    head_dim : int
+        Positive even head width.
+    factor : float
+        The scale ``s > 0`` (8 for Llama 3.1).
+    original_max_position : int
+        :math:`L_0` (8192 for Llama 3.1).
+    base : float, default 10000.0
+        500000 for Llama 3.
+    low_freq_factor, high_freq_factor : float, default 1.0 and 4.0
+        Band edges, ``0 < low_freq_factor < high_freq_factor``.
+
+    Returns
+    -------
+    inv_freq : numpy.ndarray of float64, shape (head_dim // 2,)
+    attention_factor : float
+        Always 1.0.
+
+    References
+    ----------
+    Meta Llama 3.1 ``apply_scaling``; Hugging Face ``_compute_llama3_parameters``.
+    """
+    factor = _factor(factor)
+    original_max_position = check_int("original_max_position", original_max_position, minimum=1)
+    low_freq_factor = check_float("low_freq_factor", low_freq_factor, positive=True)
+    high_freq_factor = check_float("high_freq_factor", high_freq_factor, positive=True)
+    if high_freq_factor <= low_freq_factor:
+        raise ValueError(
+            f"high_freq_factor: expected a value greater than low_freq_factor = {low_freq_factor}, "
+            f"got {high_freq_factor}"
+        )
+    theta = rope_frequencies(head_dim, base)
+    low_freq_wavelen = original_max_position / low_freq_factor
+    high_freq_wavelen = original_max_position / high_freq_factor
+    wavelen = 2 * math.pi / theta
+    scaled = np.where(wavelen > low_freq_wavelen, theta / factor, theta)
+    smooth = (original_max_position / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    is_medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
+    return np.where(is_medium, smoothed, scaled), 1.0
