@@ -55,7 +55,8 @@ def softmax(x, axis: int = -1) -> np.ndarray:
             "x: a slice along the softmax axis is entirely -inf (every entry masked); "
             "softmax is undefined there"
         )
-    e = np.exp(x - x_max)
+    with np.errstate(over="ignore"):  # x - x_max may round to -inf, whose exp is exactly 0
+        e = np.exp(x - x_max)
     return e / np.sum(e, axis=axis, keepdims=True)
 
 

@@ -1,0 +1,60 @@
+"""The public API: every name importable from its module and from the package."""
+
+import importlib
+import inspect
+
+import pytest
+
+import posenc
+
+TABLE = {
+    "sinusoidal": ["frequencies", "sinusoidal_encoding", "shift_matrix"],
+    "learned": ["LearnedPositionalEmbedding"],
+    "rope": ["rope_frequencies", "apply_rope", "apply_rope_complex"],
+    "alibi": ["alibi_slopes", "alibi_bias"],
+    "relative": ["t5_relative_position_bucket"],
+    "scaling": ["linear_scaling", "ntk_scaling", "dynamic_ntk_scaling", "yarn_scaling", "llama3_scaling"],
+    "attention": ["softmax", "scaled_dot_product_attention", "causal_mask"],
+}
+
+SIGNATURES = {
+    "frequencies": "(d_model, base=10000.0)",
+    "sinusoidal_encoding": "(positions, d_model, base=10000.0)",
+    "shift_matrix": "(k, d_model, base=10000.0)",
+    "rope_frequencies": "(head_dim, base=10000.0)",
+    "apply_rope": "(x, positions, *, inv_freq=None, base=10000.0, layout='interleaved', attention_factor=1.0)",
+    "apply_rope_complex": "(x, positions, *, inv_freq=None, base=10000.0)",
+    "alibi_slopes": "(n_heads)",
+    "alibi_bias": "(n_heads, n_queries, n_keys=None, *, causal=True)",
+    "t5_relative_position_bucket": "(relative_position, *, bidirectional=True, num_buckets=32, max_distance=128)",
+    "linear_scaling": "(head_dim, factor, *, base=10000.0)",
+    "ntk_scaling": "(head_dim, factor, *, base=10000.0)",
+    "dynamic_ntk_scaling": "(head_dim, factor, seq_len, original_max_position, *, base=10000.0)",
+    "yarn_scaling": "(head_dim, factor, original_max_position, *, base=10000.0, beta_fast=32.0, beta_slow=1.0, truncate=True)",
+    "llama3_scaling": "(head_dim, factor, original_max_position, *, base=10000.0, low_freq_factor=1.0, high_freq_factor=4.0)",
+    "softmax": "(x, axis=-1)",
+    "scaled_dot_product_attention": "(q, k, v, *, bias=None, mask=None)",
+    "causal_mask": "(n_queries, n_keys=None)",
+    "LearnedPositionalEmbedding": "(max_len, d_model, *, std=0.02, seed=0)",
+}
+
+
+@pytest.mark.parametrize("module,name", [(m, n) for m, names in TABLE.items() for n in names])
+def test_importable_from_module_and_package(module, name):
+    mod = importlib.import_module(f"posenc.{module}")
+    assert getattr(mod, name) is getattr(posenc, name)
+    assert name in posenc.__all__
+
+
+@pytest.mark.parametrize("name", sorted(SIGNATURES))
+def test_signatures_are_the_documented_ones(name):
+    sig = inspect.signature(getattr(posenc, name))
+    plain = sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
+                        return_annotation=inspect.Signature.empty)
+    assert str(plain) == SIGNATURES[name]
+
+
+@pytest.mark.parametrize("name", posenc.__all__)
+def test_every_public_function_has_a_numpy_docstring(name):
+    doc = inspect.getdoc(getattr(posenc, name))
+    assert doc and ("Returns" in doc or "Parameters" in doc), name

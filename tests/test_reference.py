@@ -1,0 +1,101 @@
+"""posenc against values recorded from the production implementations.
+
+``tests/reference/hf_reference.json`` was produced by
+``tests/reference/generate_hf_reference.py`` with torch 2.13.0 and transformers
+5.23.0 (Hugging Face's ``ROPE_INIT_FUNCTIONS``, BLOOM's ``build_alibi_tensor``,
+T5's ``_relative_position_bucket``, Llama's ``rotate_half`` and GPT-J's
+``rotate_every_two``).  Those libraries compute frequencies in float32, so
+frequency comparisons use a float32 tolerance; bucket indices must match exactly.
+"""
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from posenc import (
+    alibi_slopes,
+    apply_rope,
+    dynamic_ntk_scaling,
+    linear_scaling,
+    llama3_scaling,
+    rope_frequencies,
+    t5_relative_position_bucket,
+    yarn_scaling,
+)
+
+DATA = json.loads((pathlib.Path(__file__).parent / "reference" / "hf_reference.json").read_text())
+# float32 pow/exp in the reference accumulate a few ulp; 2e-6 is about 16 float32 ulp,
+# far below any difference a wrong formula or an off-by-one in a band would make.
+F32 = 2e-6
+
+
+def _ours(case):
+    t, p, d, b = case["rope_type"], case["params"], case["head_dim"], case["base"]
+    if t == "default":
+        return rope_frequencies(d, b), 1.0
+    if t == "linear":
+        return linear_scaling(d, p["factor"], base=b)
+    if t == "dynamic":
+        return dynamic_ntk_scaling(d, p["factor"], case["seq_len"], case["max_position_embeddings"], base=b)
+    if t == "yarn":
+        return yarn_scaling(d, p["factor"], p["original_max_position_embeddings"], base=b,
+                            beta_fast=p["beta_fast"], beta_slow=p["beta_slow"], truncate=p["truncate"])
+    if t == "llama3":
+        return llama3_scaling(d, p["factor"], p["original_max_position_embeddings"], base=b,
+                              low_freq_factor=p["low_freq_factor"], high_freq_factor=p["high_freq_factor"])
+    raise AssertionError(t)
+
+
+def _id(case):
+    return f"{case['rope_type']}-d{case['head_dim']}-b{case['base']:g}-" + "-".join(
+        f"{k}{v}" for k, v in sorted(case["params"].items()) if k != "original_max_position_embeddings"
+    ) + (f"-L{case['seq_len']}" if case["seq_len"] else "")
+
+
+@pytest.mark.parametrize("case", DATA["rope"], ids=[_id(c) for c in DATA["rope"]])
+def test_rope_frequencies_match_transformers(case):
+    inv, att = _ours(case)
+    np.testing.assert_allclose(inv, case["inv_freq"], rtol=F32, atol=0)
+    assert att == pytest.approx(case["attention_factor"], rel=1e-15)
+
+
+def test_reference_covers_every_method():
+    assert {c["rope_type"] for c in DATA["rope"]} == {"default", "linear", "dynamic", "yarn", "llama3"}
+
+
+@pytest.mark.parametrize("n_heads", sorted(DATA["alibi_slopes"], key=int))
+def test_alibi_slopes_match_bloom(n_heads):
+    np.testing.assert_allclose(alibi_slopes(int(n_heads)), DATA["alibi_slopes"][n_heads], rtol=F32)
+
+
+@pytest.mark.parametrize("case", DATA["t5_buckets"],
+                         ids=[f"bi{c['bidirectional']}-nb{c['num_buckets']}-md{c['max_distance']}" for c in DATA["t5_buckets"]])
+def test_t5_buckets_match_transformers(case):
+    kwargs = dict(bidirectional=case["bidirectional"], num_buckets=case["num_buckets"],
+                  max_distance=case["max_distance"])
+    n = case["num_buckets"] // 2 if case["bidirectional"] else case["num_buckets"]
+    if case["max_distance"] <= n // 2:
+        # transformers divides by log(1) = 0 here and returns garbage buckets; posenc refuses.
+        assert min(case["bucket"]) < 0 or max(case["bucket"]) >= case["num_buckets"]
+        with pytest.raises(ValueError, match="max_distance"):
+            t5_relative_position_bucket(np.array(case["relative_position"]), **kwargs)
+        return
+    ours = t5_relative_position_bucket(np.array(case["relative_position"]), **kwargs)
+    np.testing.assert_array_equal(ours, case["bucket"])
+
+
+def test_half_layout_matches_hf_rotate_half():
+    r = DATA["rotation"]
+    np.testing.assert_allclose(apply_rope(np.array(r["x"]), r["positions"], layout="half"),
+                               r["llama_rotate_half"], rtol=1e-12, atol=1e-12)
+
+
+def test_interleaved_layout_matches_gptj_rotate_every_two():
+    # GPT-J builds its sin/cos table in float32, hence the looser tolerance (positions up to 1000).
+    r = DATA["rotation"]
+    ours = apply_rope(np.array(r["x"]), r["positions"], layout="interleaved")
+    np.testing.assert_allclose(ours, r["gptj_rotate_every_two"], atol=1e-4)
+    wrong = apply_rope(np.array(r["x"]), r["positions"], layout="half")
+    assert np.max(np.abs(wrong - np.array(r["gptj_rotate_every_two"]))) > 0.1

@@ -1,0 +1,130 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posenc import (
+    dynamic_ntk_scaling,
+    linear_scaling,
+    llama3_scaling,
+    ntk_scaling,
+    rope_frequencies,
+    yarn_attention_factor,
+    yarn_correction_range,
+    yarn_scaling,
+)
+
+dims = st.sampled_from([8, 16, 64, 128])
+bases = st.sampled_from([10000.0, 500000.0, 1e6])
+
+
+@given(dims, bases)
+def test_factor_one_gives_default(d, base):
+    default = rope_frequencies(d, base)
+    for inv, att in (
+        linear_scaling(d, 1.0, base=base),
+        ntk_scaling(d, 1.0, base=base),
+        dynamic_ntk_scaling(d, 1.0, 2048, 2048, base=base),  # (beyond L0 the dynamic base grows even at s = 1)
+        yarn_scaling(d, 1.0, 4096, base=base),
+        llama3_scaling(d, 1.0, 8192, base=base),
+    ):
+        np.testing.assert_allclose(inv, default, rtol=1e-12)
+        assert att == 1.0
+
+
+def test_linear_divides():
+    inv, att = linear_scaling(64, 4.0)
+    np.testing.assert_allclose(inv, rope_frequencies(64) / 4, rtol=1e-15)
+    assert att == 1.0
+
+
+@given(dims, st.floats(1.0, 64.0))
+def test_ntk_keeps_fastest_and_interpolates_slowest(d, s):
+    inv, _ = ntk_scaling(d, s)
+    theta = rope_frequencies(d)
+    assert inv[0] == 1.0
+    np.testing.assert_allclose(inv[-1], theta[-1] / s, rtol=1e-10)
+
+
+def test_dynamic_below_and_above_original():
+    d, s, L0 = 64, 4.0, 2048
+    np.testing.assert_allclose(dynamic_ntk_scaling(d, s, 100, L0)[0], rope_frequencies(d), rtol=1e-15)
+    np.testing.assert_allclose(dynamic_ntk_scaling(d, s, L0, L0)[0], rope_frequencies(d), rtol=1e-15)
+    # at L = s * L0... the base factor is (s*s - (s-1))
+    expected_base = 10000.0 * (s * 2 - (s - 1)) ** (d / (d - 2))
+    np.testing.assert_allclose(dynamic_ntk_scaling(d, s, 2 * L0, L0)[0], rope_frequencies(d, expected_base), rtol=1e-14)
+
+
+def test_yarn_correction_range_formula_and_clamps():
+    d, L0, b = 128, 4096, 10000.0
+    dim = lambda beta: d * math.log(L0 / (2 * math.pi * beta)) / (2 * math.log(b))
+    assert yarn_correction_range(d, L0) == (math.floor(dim(32)), math.ceil(dim(1)))
+    low, high = yarn_correction_range(d, L0, truncate=False)
+    assert low == pytest.approx(dim(32)) and high == pytest.approx(dim(1))
+    assert yarn_correction_range(16, 64)[0] == 0  # negative low clamps to 0
+    assert yarn_correction_range(8, 10**9)[1] == 7  # high clamps to d - 1 (unclamped: 8)
+    assert yarn_correction_range(8, 10**9, truncate=False)[1] == 7
+
+
+def test_yarn_blend_and_temperature():
+    d, s, L0 = 128, 16.0, 4096
+    inv, att = yarn_scaling(d, s, L0)
+    theta = rope_frequencies(d)
+    low, high = yarn_correction_range(d, L0)
+    assert att == pytest.approx(0.1 * math.log(16) + 1)
+    np.testing.assert_allclose(inv[:low], theta[:low], rtol=1e-15)  # fast pairs extrapolate
+    np.testing.assert_allclose(inv[high:], theta[high:] / s, rtol=1e-15)  # slow pairs interpolate
+    assert np.all(inv <= theta) and np.all(inv >= theta / s - 1e-18)
+    assert yarn_attention_factor(0.5) == 1.0
+
+
+def test_llama3_bands():
+    d, s, L0 = 128, 8.0, 8192
+    inv, _ = llama3_scaling(d, s, L0, base=500000.0)
+    theta = rope_frequencies(d, 500000.0)
+    wavelen = 2 * np.pi / theta
+    high = wavelen < L0 / 4
+    low = wavelen > L0 / 1
+    mid = ~high & ~low
+    np.testing.assert_array_equal(inv[high], theta[high])
+    np.testing.assert_allclose(inv[low], theta[low] / s, rtol=1e-15)
+    assert mid.any()
+    assert np.all((inv[mid] < theta[mid]) & (inv[mid] > theta[mid] / s))
+
+
+def test_llama3_continuous_at_band_edges():
+    # put a wavelength exactly on each edge: theta chosen so that 2*pi/theta = L0/hf and L0/lf
+    L0 = 8192
+    for lf, hf in ((1.0, 4.0), (2.0, 8.0)):
+        for edge, expect_scale in ((L0 / hf, 1.0), (L0 / lf, 1.0 / 8.0)):
+            # find the smoothing value analytically at the edge
+            smooth = (L0 / edge - lf) / (hf - lf)
+            assert smooth == pytest.approx(1.0 if expect_scale == 1.0 else 0.0)
+
+
+@pytest.mark.parametrize(
+    "call, exc, name",
+    [
+        (lambda: linear_scaling(64, 0.0), ValueError, "factor"),
+        (lambda: linear_scaling(64, float("inf")), ValueError, "factor"),
+        (lambda: linear_scaling(64, "2"), TypeError, "factor"),
+        (lambda: linear_scaling(63, 2.0), ValueError, "head_dim"),
+        (lambda: ntk_scaling(2, 2.0), ValueError, "head_dim"),
+        (lambda: ntk_scaling(64, -1.0), ValueError, "factor"),
+        (lambda: dynamic_ntk_scaling(64, 2.0, 0, 2048), ValueError, "seq_len"),
+        (lambda: dynamic_ntk_scaling(64, 2.0, 10, 0), ValueError, "original_max_position"),
+        (lambda: dynamic_ntk_scaling(64, 2.0, 10.5, 2048), TypeError, "seq_len"),
+        (lambda: yarn_scaling(64, 2.0, 4096, beta_fast=1.0, beta_slow=32.0), ValueError, "beta_fast"),
+        (lambda: yarn_scaling(64, 2.0, 4096, beta_slow=0.0), ValueError, "beta_slow"),
+        (lambda: yarn_scaling(64, 2.0, 4096, truncate="no"), TypeError, "truncate"),
+        (lambda: yarn_scaling(64, 0.0, 4096), ValueError, "factor"),
+        (lambda: llama3_scaling(64, 8.0, 8192, low_freq_factor=4.0, high_freq_factor=4.0), ValueError, "high_freq_factor"),
+        (lambda: llama3_scaling(64, 8.0, 8192, low_freq_factor=0.0), ValueError, "low_freq_factor"),
+        (lambda: llama3_scaling(64, 8.0, -1), ValueError, "original_max_position"),
+    ],
+)
+def test_scaling_rejects_bad_input(call, exc, name):
+    with pytest.raises(exc, match=name):
+        call()
