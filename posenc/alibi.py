@@ -103,11 +103,13 @@ def alibi_bias(n_heads: int, n_queries: int, n_keys: int | None = None, *, causa
     j = np.arange(n_keys, dtype=np.float64)[None, :]
     distance = i - j
     slopes = alibi_slopes(n_heads)[:, None, None]
+    # One allocation of the output and in-place updates: peak memory is the output
+    # plus one (T_q, T_k) distance matrix, not several full-size temporaries.
+    bias = np.multiply(slopes, distance[None] if causal else np.abs(distance)[None])
+    np.subtract(0.0, bias, out=bias)  # -m (i - j); "0.0 -" keeps the diagonal at +0.0
     if causal:
-        bias = 0.0 - slopes * distance[None]  # "0.0 -" keeps the diagonal at +0.0, not -0.0
-        bias[np.broadcast_to(distance < 0, bias.shape)] = -np.inf
-        return bias
-    return 0.0 - slopes * np.abs(distance)[None]
+        np.copyto(bias, -np.inf, where=(distance < 0)[None])
+    return bias
 
 
 def alibi_bias_bloom(n_heads: int, n_keys: int) -> np.ndarray:

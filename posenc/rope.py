@@ -167,25 +167,36 @@ def apply_rope(
     attention_factor = check_float("attention_factor", attention_factor, positive=True)
     pos = as_positions("positions", positions, length=n_tokens)
     angles = pos[:, None] * _inv_freq(inv_freq, head_dim, base)[None, :]
-    cos = (np.cos(angles) * attention_factor).astype(x.dtype, copy=False)
-    sin = (np.sin(angles) * attention_factor).astype(x.dtype, copy=False)
+    # The rotation of pair (a, b) is the complex product (a + ib) * (cos + i sin).
+    # cos and sin are computed in float64 and rounded once to the working precision:
+    # complex64 for float32 (and float16) inputs, complex128 for float64.
+    ctype = np.complex128 if x.dtype == np.float64 else np.complex64
+    cis = (np.cos(angles) * attention_factor + 1j * (np.sin(angles) * attention_factor)).astype(ctype)
     half = head_dim // 2
+    if (
+        layout == "interleaved"
+        and x.dtype in (np.float32, np.float64)
+        and x.dtype.isnative
+        and x.strides[-1] == x.itemsize
+    ):
+        # Fast path: reinterpret adjacent (2i, 2i+1) floats as one complex number
+        # (no copy), one complex multiply per pair: about the cost of a copy.
+        out = np.empty_like(x, order="C")
+        np.multiply(np.ascontiguousarray(x).view(ctype), cis, out=out.view(ctype))
+        return out
     if layout == "interleaved":
         a, b = x[..., 0::2], x[..., 1::2]
     else:
         a, b = x[..., :half], x[..., half:]
+    z = np.empty(a.shape, dtype=ctype)
+    z.real = a
+    z.imag = b
+    z *= cis
     out = np.empty_like(x)
     if layout == "interleaved":
-        out_a, out_b = out[..., 0::2], out[..., 1::2]
+        out[..., 0::2], out[..., 1::2] = z.real, z.imag
     else:
-        out_a, out_b = out[..., :half], out[..., half:]
-    tmp = np.empty(a.shape, dtype=x.dtype)
-    np.multiply(a, cos, out=out_a)
-    np.multiply(b, sin, out=tmp)
-    np.subtract(out_a, tmp, out=out_a)
-    np.multiply(a, sin, out=out_b)
-    np.multiply(b, cos, out=tmp)
-    np.add(out_b, tmp, out=out_b)
+        out[..., :half], out[..., half:] = z.real, z.imag
     return out
 
 
