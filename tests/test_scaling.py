@@ -94,14 +94,35 @@ def test_llama3_bands():
     assert np.all((inv[mid] < theta[mid]) & (inv[mid] > theta[mid] / s))
 
 
-def test_llama3_continuous_at_band_edges():
-    # put a wavelength exactly on each edge: theta chosen so that 2*pi/theta = L0/hf and L0/lf
-    L0 = 8192
-    for lf, hf in ((1.0, 4.0), (2.0, 8.0)):
-        for edge, expect_scale in ((L0 / hf, 1.0), (L0 / lf, 1.0 / 8.0)):
-            # find the smoothing value analytically at the edge
-            smooth = (L0 / edge - lf) / (hf - lf)
-            assert smooth == pytest.approx(1.0 if expect_scale == 1.0 else 0.0)
+@pytest.mark.parametrize("lf, hf", [(1.0, 4.0), (2.0, 8.0)])
+def test_llama3_continuous_across_band_edges(lf, hf):
+    """Sweep the original length L0 so that one wavelength crosses each band edge.
+
+    Just past the high edge (L0 > hf * wavelength) the pair is unchanged; just below
+    the low edge (L0 < lf * wavelength) it is divided by s; in between the smooth
+    factor moves it monotonically, continuously (steps of O(1/L0)) from one to the
+    other. A wrong band test or smoothing formula would jump by up to 1 - 1/s.
+    """
+    d, base, s, i = 128, 500000.0, 8.0, 40
+    theta = rope_frequencies(d, base)[i]
+    wavelen = 2 * np.pi / theta
+
+    def value(L0):
+        inv, _ = llama3_scaling(d, s, int(L0), base=base, low_freq_factor=lf, high_freq_factor=hf)
+        return inv[i]
+
+    near = [np.arange(int(e) - 50, int(e) + 50) for e in (lf * wavelen, hf * wavelen)]
+    between = np.linspace(lf * wavelen, hf * wavelen, 200).astype(int)
+    lengths = np.unique(np.concatenate(near + [between]))
+    values = np.array([value(L0) for L0 in lengths])
+    assert np.all(values[lengths > hf * wavelen] == theta)
+    np.testing.assert_allclose(values[lengths < lf * wavelen], theta / s, rtol=1e-15)
+    assert np.all(np.diff(values) >= 0)
+    for block in near:  # consecutive integers across each edge: no jump
+        steps = np.diff([value(L0) for L0 in block])
+        assert np.max(steps) / theta < 2.0 / (lf * wavelen)
+    medium = (lengths > lf * wavelen) & (lengths < hf * wavelen)
+    assert np.all((values[medium] > theta / s) & (values[medium] < theta))
 
 
 @pytest.mark.parametrize(
