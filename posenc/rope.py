@@ -67,7 +67,7 @@ def rope_frequencies(head_dim: int, base: float = 10000.0) -> np.ndarray:
     References
     ----------
     Su et al., "RoFormer: Enhanced Transformer with Rotary Position Embedding",
-    eq. (15).
+    section 3.2 (the general form).
     """
     head_dim = check_int("head_dim", head_dim, minimum=2, even=True)
     base = check_float("base", base, greater_than=1.0)
@@ -158,7 +158,7 @@ def apply_rope(
 
     References
     ----------
-    Su et al., RoFormer, eq. (34); Hugging Face ``transformers``,
+    Su et al., RoFormer, section 3.4.2 (the efficient realisation); Hugging Face ``transformers``,
     ``models/llama/modeling_llama.py``, ``rotate_half`` and ``apply_rotary_pos_emb``.
     """
     x = _check_x(x)
