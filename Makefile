@@ -48,7 +48,7 @@ baselines: $(STAMP)
 ## make lab: JupyterLab with the MyST chapters opening as notebooks (jupytext).
 lab: $(STAMP)
 	$(BIN)/python -m pip install --disable-pip-version-check -r requirements-lab.txt
-	$(BIN)/jupyter lab chapters/
+	$(BIN)/jupyter lab chapters/ $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 ## make bench: throughput and memory figures, printed as ratios measured in one run.
 bench: $(STAMP)
