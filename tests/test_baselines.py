@@ -67,3 +67,25 @@ def test_every_chapter_is_in_the_toc_and_exists():
     listed = {pathlib.Path(f).stem for f in files}
     missing = [s.name for s in SOURCES if s.stem not in listed]
     assert not missing, f"chapters not in _toc.yml: {missing}"
+
+
+VOLATILE = {
+    "a memory address": __import__("re").compile(r"\bat 0x[0-9a-fA-F]+"),
+    "a NumPy scalar repr (print a rounded float instead)": __import__("re").compile(r"np\.(float|int)\d+\("),
+    "an absolute path": __import__("re").compile(r"(/home/|/tmp/|/work/|/Users/|[A-Z]:\\\\)"),
+    "a timing": __import__("re").compile(r"\b\d+(\.\d+)?\s?(ms|µs|us|seconds)\b"),
+}
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_outputs_hold_nothing_volatile(source: pathlib.Path):
+    """Outputs must be reproducible: no addresses, scalar reprs, paths or timings."""
+    nb = nbformat.read(baseline_for(source), as_version=4)
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            texts = [output.get("text", "")]
+            texts += [v for k, v in output.get("data", {}).items() if k.startswith(("text/", "application/papermill"))]
+            for text in texts:
+                for what, pattern in VOLATILE.items():
+                    match = pattern.search(text if isinstance(text, str) else "".join(text))
+                    assert not match, f"{source.name} cell {index} prints {what}: {match.group(0)!r}"
