@@ -171,7 +171,9 @@ def apply_rope(
     # cos and sin are computed in float64 and rounded once to the working precision:
     # complex64 for float32 (and float16) inputs, complex128 for float64.
     ctype = np.complex128 if x.dtype == np.float64 else np.complex64
-    cis = (np.cos(angles) * attention_factor + 1j * (np.sin(angles) * attention_factor)).astype(ctype)
+    cis = np.empty(angles.shape, dtype=ctype)
+    cis.real = np.cos(angles) * attention_factor
+    cis.imag = np.sin(angles) * attention_factor
     half = head_dim // 2
     if (
         layout == "interleaved"
