@@ -3,20 +3,20 @@
 A single function, :func:`use_book_style`, sets Matplotlib's ``rcParams``; chapters
 call it once in their setup cell.  Colours follow the Okabe-Ito palette, which stays
 distinguishable under the common forms of colour blindness; line styles differ too,
-so that curves remain distinguishable in grey scale.  Sequential and diverging maps
-are ``cividis`` and ``RdBu_r`` (perceptually ordered, colour-blind safe).
+so that curves remain distinguishable in grey scale.  Heat maps use ``cividis``, whose lightness increases
+monotonically: it is safe for colour-blind readers and keeps its order in grey scale,
+so signed values (encodings, similarities) remain readable in print, with negative
+values dark and positive values light.
 """
 
 from __future__ import annotations
 
-__all__ = ["OKABE_ITO", "SEQUENTIAL", "DIVERGING", "use_book_style"]
+__all__ = ["OKABE_ITO", "HEATMAP", "use_book_style"]
 
 #: Okabe & Ito (2008) colour-blind-safe qualitative palette (black omitted).
 OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
-#: Sequential colour map for magnitudes (monotone lightness).
-SEQUENTIAL = "cividis"
-#: Diverging colour map for signed values centred at zero.
-DIVERGING = "RdBu_r"
+#: The colour map of every heat map (monotone lightness, safe for colour blindness and grey scale).
+HEATMAP = "cividis"
 
 
 def use_book_style() -> None:
@@ -45,7 +45,7 @@ def use_book_style() -> None:
             "axes.spines.top": False,
             "axes.spines.right": False,
             "lines.linewidth": 2.0,
-            "image.cmap": SEQUENTIAL,
+            "image.cmap": HEATMAP,
             "axes.prop_cycle": cycler(color=list(OKABE_ITO[:4]))
             + cycler(linestyle=["-", "--", "-.", ":"]),
         }
