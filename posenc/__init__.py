@@ -15,7 +15,7 @@ Every public function is also importable from the package itself.
 """
 
 from .alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
-from .attention import causal_mask, scaled_dot_product_attention, softmax
+from .attention import causal_mask, relative_positions, scaled_dot_product_attention, softmax
 from .learned import LearnedPositionalEmbedding
 from .relative import t5_relative_bias, t5_relative_position_bucket
 from .rope import (
@@ -50,6 +50,7 @@ __all__ = [
     "softmax",
     "scaled_dot_product_attention",
     "causal_mask",
+    "relative_positions",
     "frequencies",
     "sinusoidal_encoding",
     "shift_matrix",

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from ._checks import check_bool, check_int
+from .attention import relative_positions
 
 __all__ = ["alibi_slopes", "alibi_bias", "alibi_bias_bloom"]
 
@@ -91,24 +92,17 @@ def alibi_bias(n_heads: int, n_queries: int, n_keys: int | None = None, *, causa
     Press et al. (2022), Figure 3 and section 3.
     """
     n_heads = check_int("n_heads", n_heads, minimum=1)
-    n_queries = check_int("n_queries", n_queries, minimum=1)
-    n_keys = n_queries if n_keys is None else check_int("n_keys", n_keys, minimum=1)
     causal = check_bool("causal", causal)
-    if n_keys < n_queries:
-        raise ValueError(
-            f"n_keys: expected n_keys >= n_queries = {n_queries} (queries are the last "
-            f"n_queries positions), got {n_keys}"
-        )
-    i = np.arange(n_queries, dtype=np.float64)[:, None] + (n_keys - n_queries)
-    j = np.arange(n_keys, dtype=np.float64)[None, :]
-    distance = i - j
+    offset = relative_positions(n_queries, n_keys)  # j - i
     slopes = alibi_slopes(n_heads)[:, None, None]
     # One allocation of the output and in-place updates: peak memory is the output
-    # plus one (T_q, T_k) distance matrix, not several full-size temporaries.
-    bias = np.multiply(slopes, distance[None] if causal else np.abs(distance)[None])
-    np.subtract(0.0, bias, out=bias)  # -m (i - j); "0.0 -" keeps the diagonal at +0.0
+    # plus one (T_q, T_k) offset matrix, not several full-size temporaries.
+    bias = np.multiply(slopes, offset[None] if causal else np.abs(offset)[None], dtype=np.float64)
     if causal:
-        np.copyto(bias, -np.inf, where=(distance < 0)[None])
+        # m (j - i) is already -m (i - j); keys after the query are masked.
+        np.copyto(bias, -np.inf, where=(offset > 0)[None])
+    else:
+        np.subtract(0.0, bias, out=bias)  # -m |i - j|; "0.0 -" keeps the diagonal at +0.0
     return bias
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._checks import as_float_array, check_int, _show
 
-__all__ = ["softmax", "scaled_dot_product_attention", "causal_mask"]
+__all__ = ["softmax", "scaled_dot_product_attention", "causal_mask", "relative_positions"]
 
 
 def softmax(x, axis: int = -1) -> np.ndarray:
@@ -60,12 +60,44 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
+def relative_positions(n_queries: int, n_keys: int | None = None) -> np.ndarray:
+    """Offsets ``key - query`` for every query/key pair, queries aligned to the last keys.
+
+    Query ``q`` sits at absolute position ``i = n_keys - n_queries + q`` (the last
+    ``n_queries`` positions, as with a KV cache) and key ``j`` at ``j``; entry
+    ``[q, j]`` is ``j - i``.  This is the alignment shared by :func:`causal_mask`,
+    ALiBi (:func:`posenc.alibi.alibi_bias`) and T5 (:func:`posenc.relative.t5_relative_bias`).
+
+    Parameters
+    ----------
+    n_queries : int
+        Number of queries, ``T_q >= 1``.
+    n_keys : int, optional
+        Number of keys, ``T_k >= T_q``; defaults to ``n_queries``.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (T_q, T_k)
+        Zero where a query meets its own key, negative for earlier keys.
+    """
+    n_queries = check_int("n_queries", n_queries, minimum=1)
+    n_keys = n_queries if n_keys is None else check_int("n_keys", n_keys, minimum=1)
+    if n_keys < n_queries:
+        raise ValueError(
+            f"n_keys: expected n_keys >= n_queries = {n_queries} (queries are the last "
+            f"n_queries positions), got {n_keys}"
+        )
+    i = np.arange(n_queries, dtype=np.int64)[:, None] + (n_keys - n_queries)
+    return np.arange(n_keys, dtype=np.int64)[None, :] - i
+
+
 def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
     """Boolean causal mask, ``True`` where a query may attend to a key.
 
     Queries are aligned to the *last* ``n_queries`` keys, as with a KV cache: query
     ``q`` sits at absolute position ``i = n_keys - n_queries + q`` and may attend to
-    keys ``j <= i``.  With ``n_keys == n_queries`` this is the lower triangle.
+    keys ``j <= i`` (see :func:`relative_positions`).  With ``n_keys == n_queries``
+    this is the lower triangle.
 
     Parameters
     ----------
@@ -78,16 +110,7 @@ def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
     -------
     numpy.ndarray of bool, shape (T_q, T_k)
     """
-    n_queries = check_int("n_queries", n_queries, minimum=1)
-    n_keys = n_queries if n_keys is None else check_int("n_keys", n_keys, minimum=1)
-    if n_keys < n_queries:
-        raise ValueError(
-            f"n_keys: expected n_keys >= n_queries = {n_queries} (queries are the last "
-            f"n_queries positions), got {n_keys}"
-        )
-    i = np.arange(n_queries)[:, None] + (n_keys - n_queries)
-    j = np.arange(n_keys)[None, :]
-    return j <= i
+    return relative_positions(n_queries, n_keys) <= 0
 
 
 def scaled_dot_product_attention(q, k, v, *, bias=None, mask=None):

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ._checks import as_float_array, as_int_array, check_bool, check_int
+from .attention import relative_positions
 
 __all__ = ["t5_relative_position_bucket", "t5_relative_bias"]
 
@@ -102,9 +103,9 @@ def t5_relative_bias(
 ) -> np.ndarray:
     r"""Assemble T5's bias tensor from the learned per-bucket values.
 
-    Query ``q`` sits at position :math:`T_k - T_q + q` (the last ``n_queries``
-    positions), key ``j`` at ``j``; the bias of head ``h`` is
-    ``bucket_values[bucket(j - i), h]``.
+    Query ``q`` sits at position :math:`i = T_k - T_q + q` (the last ``n_queries``
+    positions), key ``j`` at ``j`` (:func:`posenc.attention.relative_positions`); the
+    bias of head ``h`` is ``bucket_values[bucket(j - i), h]``.
 
     Parameters
     ----------
@@ -124,15 +125,10 @@ def t5_relative_bias(
     values = as_float_array("bucket_values", bucket_values)
     if values.ndim != 2:
         raise ValueError(f"bucket_values: expected shape (num_buckets, n_heads), got {values.shape}")
-    n_queries = check_int("n_queries", n_queries, minimum=1)
-    n_keys = n_queries if n_keys is None else check_int("n_keys", n_keys, minimum=1)
-    if n_keys < n_queries:
-        raise ValueError(
-            f"n_keys: expected n_keys >= n_queries = {n_queries}, got {n_keys}"
-        )
-    i = np.arange(n_queries)[:, None] + (n_keys - n_queries)
-    j = np.arange(n_keys)[None, :]
     buckets = t5_relative_position_bucket(
-        j - i, bidirectional=bidirectional, num_buckets=values.shape[0], max_distance=max_distance
+        relative_positions(n_queries, n_keys),
+        bidirectional=bidirectional,
+        num_buckets=values.shape[0],
+        max_distance=max_distance,
     )
     return np.moveaxis(values[buckets], -1, 0)

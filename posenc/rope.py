@@ -105,9 +105,12 @@ def rope_angles(positions, head_dim: int, *, inv_freq=None, base: float = 10000.
     numpy.ndarray of float64, shape (T, head_dim // 2)
     """
     head_dim = check_int("head_dim", head_dim, minimum=2, even=True)
-    pos = as_positions("positions", positions)
-    freq = _inv_freq(inv_freq, head_dim, base)
-    return pos[:, None] * freq[None, :]
+    return _angles(as_positions("positions", positions), head_dim, inv_freq, base)
+
+
+def _angles(pos: np.ndarray, head_dim: int, inv_freq, base: float) -> np.ndarray:
+    """``pos[:, None] * theta[None, :]`` in float64, for validated positions."""
+    return pos[:, None] * _inv_freq(inv_freq, head_dim, base)[None, :]
 
 
 def _check_x(x) -> np.ndarray:
@@ -166,7 +169,7 @@ def apply_rope(
     layout = check_choice("layout", layout, LAYOUTS)
     attention_factor = check_float("attention_factor", attention_factor, positive=True)
     pos = as_positions("positions", positions, length=n_tokens)
-    angles = pos[:, None] * _inv_freq(inv_freq, head_dim, base)[None, :]
+    angles = _angles(pos, head_dim, inv_freq, base)
     # The rotation of pair (a, b) is the complex product (a + ib) * (cos + i sin).
     # cos and sin are computed in float64 and rounded once to the working precision:
     # complex64 for float32 (and float16) inputs, complex128 for float64.
@@ -174,7 +177,6 @@ def apply_rope(
     cis = np.empty(angles.shape, dtype=ctype)
     cis.real = np.cos(angles) * attention_factor
     cis.imag = np.sin(angles) * attention_factor
-    half = head_dim // 2
     if (
         layout == "interleaved"
         and x.dtype in (np.float32, np.float64)
@@ -184,8 +186,9 @@ def apply_rope(
         # Fast path: reinterpret adjacent (2i, 2i+1) floats as one complex number
         # (no copy), one complex multiply per pair: about the cost of a copy.
         out = np.empty_like(x, order="C")
-        np.multiply(np.ascontiguousarray(x).view(ctype), cis, out=out.view(ctype))
+        np.multiply(x.view(ctype), cis, out=out.view(ctype))
         return out
+    half = head_dim // 2
     if layout == "interleaved":
         a, b = x[..., 0::2], x[..., 1::2]
     else:
@@ -230,7 +233,7 @@ def apply_rope_complex(x, positions, *, inv_freq=None, base: float = 10000.0) ->
     x = _check_x(x)
     head_dim, n_tokens = x.shape[-1], x.shape[-2]
     pos = as_positions("positions", positions, length=n_tokens)
-    angles = pos[:, None] * _inv_freq(inv_freq, head_dim, base)[None, :]
+    angles = _angles(pos, head_dim, inv_freq, base)
     z = x[..., 0::2].astype(np.float64) + 1j * x[..., 1::2].astype(np.float64)
     z = z * np.exp(1j * angles)
     out = np.empty_like(x)

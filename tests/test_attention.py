@@ -138,3 +138,27 @@ def test_attention_errors_name_the_parameter():
         scaled_dot_product_attention(np.zeros((2, 4), dtype=int), q, q)
     with pytest.raises(ValueError, match="q:"):
         scaled_dot_product_attention(np.zeros(4), q, q)
+
+
+def test_relative_positions_alignment_and_errors():
+    from posenc import relative_positions
+
+    np.testing.assert_array_equal(relative_positions(2, 4), [[-2, -1, 0, 1], [-3, -2, -1, 0]])
+    np.testing.assert_array_equal(relative_positions(3), np.subtract.outer(np.arange(3), np.arange(3)).T)
+    assert relative_positions(3, 5).dtype == np.int64
+    np.testing.assert_array_equal(causal_mask(3, 5), relative_positions(3, 5) <= 0)
+    with pytest.raises(ValueError, match="n_keys"):
+        relative_positions(4, 3)
+    with pytest.raises(TypeError, match="n_queries"):
+        relative_positions(2.5)
+
+
+def test_kv_cache_rows_match_full_computation():
+    """Queries aligned to the last keys: the cached rows are the last rows of the full matrix."""
+    from posenc import alibi_bias, relative_positions, t5_relative_bias
+
+    full = relative_positions(6)
+    np.testing.assert_array_equal(relative_positions(2, 6), full[-2:])
+    np.testing.assert_array_equal(alibi_bias(4, 2, 6), alibi_bias(4, 6)[:, -2:])
+    table = np.random.default_rng(0).normal(size=(32, 3))
+    np.testing.assert_array_equal(t5_relative_bias(table, 2, 6), t5_relative_bias(table, 6)[:, -2:])

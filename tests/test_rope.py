@@ -153,3 +153,16 @@ def test_decay_curve_starts_at_mean_index_and_decays():
 def test_rope_rejects_bad_input(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_any_memory_layout_gives_the_same_rotation(dtype):
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(5, 3, 8)).astype(dtype)
+    pos = np.arange(5)
+    for view in (x.transpose(1, 0, 2), x.transpose(1, 0, 2)[..., ::-1], np.asfortranarray(x[0])):
+        p = pos[: view.shape[-2]]
+        for layout in ("interleaved", "half"):
+            out = apply_rope(view, p, layout=layout)
+            assert out.dtype == dtype and out.shape == view.shape
+            np.testing.assert_array_equal(out, apply_rope(np.ascontiguousarray(view), p, layout=layout))
