@@ -20,6 +20,8 @@ __all__ = [
     "check_choice",
     "as_float_array",
     "as_positions",
+    "as_position_array",
+    "broadcast_positions",
     "as_int_array",
 ]
 
@@ -87,7 +89,9 @@ def check_choice(name: str, value, choices) -> str:
     return value
 
 
-def as_float_array(name: str, x, *, min_ndim: int = 0, allow_neg_inf: bool = False) -> np.ndarray:
+def as_float_array(
+    name: str, x, *, min_ndim: int = 0, allow_neg_inf: bool = False, check_finite: bool = True
+) -> np.ndarray:
     """Return ``x`` as a floating-point :class:`numpy.ndarray` (its dtype is kept).
 
     Raises :class:`TypeError` for non-numeric, integer, boolean or complex input and
@@ -112,7 +116,7 @@ def as_float_array(name: str, x, *, min_ndim: int = 0, allow_neg_inf: bool = Fal
         bad = np.isnan(arr) | (arr == np.inf)
         if bad.any():
             raise ValueError(f"{name}: expected finite values or -inf, found NaN or +inf")
-    elif not np.isfinite(arr).all():
+    elif check_finite and not np.isfinite(arr).all():
         raise ValueError(f"{name}: expected finite values, found NaN or infinity")
     return arr
 
@@ -146,3 +150,45 @@ def as_int_array(name: str, values) -> np.ndarray:
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"{name}: expected integers, got {_show(values)}")
     return arr.astype(np.int64)
+
+
+def as_position_array(name: str, positions) -> np.ndarray:
+    """Return positions of any shape as a float64 array of finite real values.
+
+    The batched counterpart of :func:`as_positions`: production code passes one row of
+    positions per sequence (``position_ids`` of shape ``(B, T)``), so the shape is kept.
+    """
+    arr = np.asarray(positions)
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ) or arr.dtype == np.bool_:
+        raise TypeError(f"{name}: expected an array of real numbers, got {_show(positions)}")
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name}: expected finite positions, found NaN or infinity")
+    return arr
+
+
+def broadcast_positions(name: str, positions, target: tuple) -> np.ndarray:
+    """Positions whose shape broadcasts against ``target`` (the token axes of ``x``).
+
+    A 1-D array must have one entry per token (``target[-1]``), as before; any other
+    shape must broadcast to ``target`` without enlarging it, for example ``(B, 1, T)``
+    against ``x.shape[:-1] == (B, H, T)``.
+    """
+    arr = as_position_array(name, positions)
+    if arr.ndim == 1 and len(target) >= 1 and arr.shape[0] != target[-1]:
+        raise ValueError(
+            f"{name}: expected {target[-1]} positions to match the sequence axis of x, got {arr.shape[0]}"
+        )
+    try:
+        shape = np.broadcast_shapes(arr.shape, tuple(target))
+    except ValueError:
+        shape = None
+    if shape != tuple(target):
+        raise ValueError(
+            f"{name}: shape {arr.shape} does not broadcast against x.shape[:-1] = {tuple(target)}; "
+            f"expected a shape that broadcasts to it, such as ({target[-1]},) or one row per sequence "
+            f"like (B, 1, T)"
+        )
+    return arr

@@ -26,9 +26,20 @@ dtype of ``x``.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import numpy as np
 
-from ._checks import as_float_array, as_positions, check_choice, check_float, check_int
+from ._checks import (
+    as_float_array,
+    as_position_array,
+    as_positions,
+    broadcast_positions,
+    check_choice,
+    check_float,
+    check_int,
+)
 from .sinusoidal import interleave_permutation
 
 __all__ = [
@@ -90,8 +101,9 @@ def rope_angles(positions, head_dim: int, *, inv_freq=None, base: float = 10000.
 
     Parameters
     ----------
-    positions : array_like of real, shape (T,)
-        Token positions (fractional positions are allowed).
+    positions : array_like of real, shape (T,) or any shape (...)
+        Token positions (fractional positions are allowed); a batch of rows, such as
+        Hugging Face's ``position_ids`` of shape (B, T), is allowed.
     head_dim : int
         Head width ``d``, positive and even.
     inv_freq : array_like of float, shape (d/2,), optional
@@ -102,19 +114,19 @@ def rope_angles(positions, head_dim: int, *, inv_freq=None, base: float = 10000.
 
     Returns
     -------
-    numpy.ndarray of float64, shape (T, head_dim // 2)
+    numpy.ndarray of float64, shape positions.shape + (head_dim // 2,)
     """
     head_dim = check_int("head_dim", head_dim, minimum=2, even=True)
-    return _angles(as_positions("positions", positions), head_dim, inv_freq, base)
+    return _angles(as_position_array("positions", positions), head_dim, inv_freq, base)
 
 
 def _angles(pos: np.ndarray, head_dim: int, inv_freq, base: float) -> np.ndarray:
-    """``pos[:, None] * theta[None, :]`` in float64, for validated positions."""
-    return pos[:, None] * _inv_freq(inv_freq, head_dim, base)[None, :]
+    """``pos[..., None] * theta`` in float64, for validated positions of any shape."""
+    return pos[..., None] * _inv_freq(inv_freq, head_dim, base)
 
 
-def _check_x(x) -> np.ndarray:
-    x = as_float_array("x", x, min_ndim=2)
+def _check_x(x, *, check_finite: bool = True) -> np.ndarray:
+    x = as_float_array("x", x, min_ndim=2, check_finite=check_finite)
     if x.shape[-1] < 2 or x.shape[-1] % 2:
         raise ValueError(
             f"x: expected an even, positive last dimension (head_dim), got shape {x.shape}"
@@ -142,8 +154,12 @@ def apply_rope(
     ----------
     x : array_like of float, shape (..., T, head_dim)
         Queries or keys (not values: RoPE leaves values alone).
-    positions : array_like of real, shape (T,)
-        Position of each of the ``T`` tokens.
+    positions : array_like of real, shape (T,) or broadcastable to x.shape[:-1]
+        Position of each token: one row (T,) shared by every sequence and head (the
+        common, fastest case), or one row per sequence as production code passes them
+        (left padding, packed sequences, a KV cache whose sequences have different
+        lengths): for ``x`` of shape (B, H, T, d), Hugging Face's ``position_ids`` of
+        shape (B, T) go in as ``position_ids[:, None, :]``, shape (B, 1, T).
     inv_freq : array_like of float, shape (head_dim/2,), optional
         Frequencies; defaults to :func:`rope_frequencies` with ``base``.
     base : float, default 10000.0
@@ -164,45 +180,173 @@ def apply_rope(
     Su et al., RoFormer, section 3.4.2 (the efficient realisation); Hugging Face ``transformers``,
     ``models/llama/modeling_llama.py``, ``rotate_half`` and ``apply_rotary_pos_emb``.
     """
-    x = _check_x(x)
-    head_dim, n_tokens = x.shape[-1], x.shape[-2]
+    # Finiteness is checked below, on the fly where the blocked path reads x anyway.
+    x = _check_x(x, check_finite=False)
+    head_dim = x.shape[-1]
     layout = check_choice("layout", layout, LAYOUTS)
     attention_factor = check_float("attention_factor", attention_factor, positive=True)
-    pos = as_positions("positions", positions, length=n_tokens)
-    angles = _angles(pos, head_dim, inv_freq, base)
+    pos = broadcast_positions("positions", positions, x.shape[:-1])
     # The rotation of pair (a, b) is the complex product (a + ib) * (cos + i sin).
     # cos and sin are computed in float64 and rounded once to the working precision:
     # complex64 for float32 (and float16) inputs, complex128 for float64.
     ctype = np.complex128 if x.dtype == np.float64 else np.complex64
-    cis = np.empty(angles.shape, dtype=ctype)
-    cis.real = np.cos(angles) * attention_factor
-    cis.imag = np.sin(angles) * attention_factor
-    if (
+    cis = _cis(pos, head_dim, inv_freq, base, attention_factor, ctype)
+    fast = (
         layout == "interleaved"
         and x.dtype in (np.float32, np.float64)
         and x.dtype.isnative
         and x.strides[-1] == x.itemsize
-    ):
-        # Fast path: reinterpret adjacent (2i, 2i+1) floats as one complex number
-        # (no copy), one complex multiply per pair: about the cost of a copy.
+        # the vector loop of the complex multiply needs contiguous (T, d/2) inner blocks
+        and cis.shape[-2:] == x.shape[-2:-1] + (head_dim // 2,)
+        and cis.shape[-2] * cis.shape[-1] >= 2
+    )
+    if cis.ndim == 2 and x.size >= _BLOCKED_MIN_SIZE and not fast:
+        return _rotate_blocked(x, cis, layout)
+    _check_finite(x)
+    if fast:
+        # Reinterpret adjacent (2i, 2i+1) floats as one complex number (no copy), one
+        # complex multiply per pair: about the cost of a copy.
         out = np.empty_like(x, order="C")
         np.multiply(x.view(ctype), cis, out=out.view(ctype))
         return out
-    half = head_dim // 2
-    if layout == "interleaved":
-        a, b = x[..., 0::2], x[..., 1::2]
+    return _rotate(x, cis, layout)
+
+
+def _check_finite(x: np.ndarray) -> None:
+    if not np.isfinite(x).all():
+        raise ValueError("x: expected finite values, found NaN or infinity")
+
+
+#: Below this many elements the plain path is as fast as the blocked one.
+_BLOCKED_MIN_SIZE = 1 << 16
+#: Bytes of the blocked path's complex buffer: small enough to stay in a core's L2 cache.
+_BLOCK_BYTES = 1 << 21
+
+
+def _cis(pos: np.ndarray, head_dim: int, inv_freq, base: float, attention_factor: float, ctype) -> np.ndarray:
+    """``attention_factor * exp(i * angles)`` rounded once from float64 to ``ctype``.
+
+    cos and sin are evaluated in float64 and written straight into the real and
+    imaginary parts; the factor, when it is not 1, multiplies the float64 values before
+    the rounding. The table depends only on the positions and the frequencies, so, as
+    production code does (Hugging Face computes ``cos`` and ``sin`` once per forward
+    pass and hands them to every layer, for queries and keys alike), the last few tables
+    are kept and reused: a repeated call returns the identical table, so results do not
+    depend on whether it was cached.
+    """
+    freq = _inv_freq(inv_freq, head_dim, base)
+    key = (pos.shape, pos.tobytes(), freq.tobytes(), float(attention_factor), np.dtype(ctype).str)
+    with _CIS_LOCK:
+        cached = _CIS_CACHE.get(key)
+        if cached is not None:
+            _CIS_CACHE.move_to_end(key)
+            return cached
+    angles = pos[..., None] * freq
+    cis = np.empty(angles.shape, dtype=ctype)
+    if attention_factor == 1.0:
+        np.cos(angles, out=cis.real, casting="same_kind")
+        np.sin(angles, out=cis.imag, casting="same_kind")
     else:
-        a, b = x[..., :half], x[..., half:]
-    z = np.empty(a.shape, dtype=ctype)
+        cis.real = np.cos(angles) * attention_factor
+        cis.imag = np.sin(angles) * attention_factor
+    cis.flags.writeable = False
+    if cis.nbytes <= _CIS_CACHE_MAX_BYTES:
+        with _CIS_LOCK:
+            _CIS_CACHE[key] = cis
+            while len(_CIS_CACHE) > _CIS_CACHE_SIZE:
+                _CIS_CACHE.popitem(last=False)
+    return cis
+
+
+#: How many cos/sin tables are kept (queries and keys of a few configurations).
+_CIS_CACHE_SIZE = 8
+#: Tables larger than this are not kept (batched positions can make them large).
+_CIS_CACHE_MAX_BYTES = 1 << 25
+_CIS_CACHE: OrderedDict = OrderedDict()
+_CIS_LOCK = threading.Lock()
+
+
+def _split(x: np.ndarray, layout: str):
+    half = x.shape[-1] // 2
+    if layout == "interleaved":
+        return x[..., 0::2], x[..., 1::2]
+    return x[..., :half], x[..., half:]
+
+
+def _multiply_flat(z: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``z * c`` for arrays of one shape, computed as one contiguous 1-D product.
+
+    NumPy's complex multiply has a vector loop (for contiguous operands) and a scalar
+    loop (for broadcast, in-place or single-element inner loops) that round differently
+    in the last bit. Always taking the contiguous 1-D form makes a token's rotation
+    independent of the shape of the batch it comes in, bit for bit.
+    """
+    zf = np.ascontiguousarray(z).reshape(-1)
+    cf = np.ascontiguousarray(c).reshape(-1)
+    w = np.empty_like(zf)
+    np.multiply(zf, cf, out=w)
+    return w.reshape(z.shape)
+
+
+def _rotate(x: np.ndarray, cis: np.ndarray, layout: str) -> np.ndarray:
+    """Gather the pairs into one complex array, multiply by ``cis``, scatter back."""
+    a, b = _split(x, layout)
+    z = np.empty(np.broadcast_shapes(a.shape, cis.shape), dtype=cis.dtype)
     z.real = a
     z.imag = b
-    z *= cis
+    w = _multiply_flat(z, np.broadcast_to(cis, z.shape))
     out = np.empty_like(x)
-    if layout == "interleaved":
-        out[..., 0::2], out[..., 1::2] = z.real, z.imag
-    else:
-        out[..., :half], out[..., half:] = z.real, z.imag
+    lo, hi = _split(out, layout)
+    lo[...], hi[...] = w.real, w.imag
     return out
+
+
+def _rotate_blocked(x: np.ndarray, cis: np.ndarray, layout: str) -> np.ndarray:
+    """:func:`_rotate` block by block, for one (T, d/2) table shared by all rows of ``x``.
+
+    The same complex multiplications as :func:`_rotate` (so the same bits), but through a
+    small buffer that stays in cache: the pairs of a layout that is not interleaved
+    (Hugging Face's ``rotate_half``) are gathered and scattered without a full-size
+    temporary.
+    """
+    n_tokens, head_dim = x.shape[-2], x.shape[-1]
+    half = head_dim // 2
+    rows = np.ascontiguousarray(x).reshape(-1, n_tokens, head_dim)
+    out = np.empty(rows.shape, dtype=x.dtype)
+    block_rows = max(1, _BLOCK_BYTES // (half * cis.itemsize))
+    if n_tokens >= block_rows:
+        group, span = 1, block_rows
+    else:
+        group, span = max(1, block_rows // n_tokens), n_tokens
+    real = np.float64 if cis.dtype == np.complex128 else np.float32
+    # Flat buffers, viewed with the shape of each block: every view is contiguous.
+    src = np.empty(group * span * half, dtype=cis.dtype)
+    dst = np.empty_like(src)
+    tab = np.empty_like(src) if group > 1 else None
+    for i in range(0, rows.shape[0], group):
+        j = min(i + group, rows.shape[0])
+        for s in range(0, n_tokens, span):
+            e = min(s + span, n_tokens)
+            size = (j - i) * (e - s) * half
+            z, w = src[:size], dst[:size]
+            zf = z.view(real).reshape(j - i, e - s, 2 * half)
+            a, b = _split(rows[i:j, s:e], layout)
+            zf[..., 0::2] = a
+            zf[..., 1::2] = b
+            if not np.isfinite(zf).all():
+                raise ValueError("x: expected finite values, found NaN or infinity")
+            if j - i == 1:
+                table = cis[s:e].reshape(-1)  # contiguous rows of the (T, d/2) table
+            else:
+                # several short sequences in one block: the table repeated for each
+                table = tab[:size]
+                table.reshape(j - i, e - s, half)[...] = cis[s:e]
+            np.multiply(z, table, out=w)
+            wf = w.view(real).reshape(j - i, e - s, 2 * half)
+            lo, hi = _split(out[i:j, s:e], layout)
+            lo[...] = wf[..., 0::2]
+            hi[...] = wf[..., 1::2]
+    return out.reshape(x.shape)
 
 
 def apply_rope_complex(x, positions, *, inv_freq=None, base: float = 10000.0) -> np.ndarray:
@@ -216,7 +360,8 @@ def apply_rope_complex(x, positions, *, inv_freq=None, base: float = 10000.0) ->
     Parameters
     ----------
     x : array_like of float, shape (..., T, head_dim)
-    positions : array_like of real, shape (T,)
+    positions : array_like of real, shape (T,) or broadcastable to x.shape[:-1]
+        As in :func:`apply_rope`.
     inv_freq : array_like of float, shape (head_dim/2,), optional
     base : float, default 10000.0
 
@@ -231,8 +376,8 @@ def apply_rope_complex(x, positions, *, inv_freq=None, base: float = 10000.0) ->
     ``precompute_freqs_cis`` and ``apply_rotary_emb``.
     """
     x = _check_x(x)
-    head_dim, n_tokens = x.shape[-1], x.shape[-2]
-    pos = as_positions("positions", positions, length=n_tokens)
+    head_dim = x.shape[-1]
+    pos = broadcast_positions("positions", positions, x.shape[:-1])
     angles = _angles(pos, head_dim, inv_freq, base)
     z = x[..., 0::2].astype(np.float64) + 1j * x[..., 1::2].astype(np.float64)
     z = z * np.exp(1j * angles)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_positions, check_float, check_int
+from ._checks import as_position_array, as_positions, check_float, check_int
 
 __all__ = [
     "frequencies",
@@ -67,15 +67,23 @@ def _positions(positions) -> np.ndarray:
     return as_positions("positions", positions)
 
 
+def _positions_any_shape(positions) -> np.ndarray:
+    """An int ``T`` means ``0..T-1``; otherwise real positions of any shape (kept)."""
+    if isinstance(positions, (int, np.integer)) and not isinstance(positions, (bool, np.bool_)):
+        return np.arange(check_int("positions", positions, minimum=1), dtype=np.float64)
+    return as_position_array("positions", positions)
+
+
 def sinusoidal_encoding(positions, d_model: int, base: float = 10000.0) -> np.ndarray:
     r"""The sinusoidal positional encoding, sines in even and cosines in odd columns.
 
     Parameters
     ----------
-    positions : int or array_like of real, shape (T,)
+    positions : int or array_like of real, shape (T,) or any shape (...)
         Either a number of positions ``T`` (meaning ``0, 1, ..., T-1``) or the
         positions themselves (any finite reals; fractional positions are allowed,
-        as position interpolation uses them).
+        as position interpolation uses them), in any shape: one row per sequence,
+        such as Hugging Face's ``position_ids`` of shape (B, T), gives (B, T, d_model).
     d_model : int
         Model width ``d``, a positive even integer.
     base : float, default 10000.0
@@ -83,7 +91,7 @@ def sinusoidal_encoding(positions, d_model: int, base: float = 10000.0) -> np.nd
 
     Returns
     -------
-    numpy.ndarray of float64, shape (T, d_model)
+    numpy.ndarray of float64, shape (T, d_model), or positions.shape + (d_model,)
         Row ``t`` is :math:`\mathrm{PE}(p_t)` with
         :math:`\mathrm{PE}(p)_{2i} = \sin(\omega_i p)` and
         :math:`\mathrm{PE}(p)_{2i+1} = \cos(\omega_i p)`.
@@ -92,12 +100,12 @@ def sinusoidal_encoding(positions, d_model: int, base: float = 10000.0) -> np.nd
     ----------
     Vaswani et al. (2017), "Attention Is All You Need", section 3.5.
     """
-    pos = _positions(positions)
+    pos = _positions_any_shape(positions)
     omega = frequencies(d_model, base)
-    angles = pos[:, None] * omega[None, :]
-    pe = np.empty((pos.shape[0], omega.shape[0] * 2), dtype=np.float64)
-    pe[:, 0::2] = np.sin(angles)
-    pe[:, 1::2] = np.cos(angles)
+    angles = pos[..., None] * omega
+    pe = np.empty(pos.shape + (omega.shape[0] * 2,), dtype=np.float64)
+    pe[..., 0::2] = np.sin(angles)
+    pe[..., 1::2] = np.cos(angles)
     return pe
 
 

@@ -92,7 +92,7 @@ def test_tensor2tensor_layout_and_grid():
         (lambda: frequencies(8, base=float("nan")), ValueError, "base"),
         (lambda: sinusoidal_encoding(0, 8), ValueError, "positions"),
         (lambda: sinusoidal_encoding(np.array([0.0, np.inf]), 8), ValueError, "positions"),
-        (lambda: sinusoidal_encoding(np.zeros((2, 2)), 8), ValueError, "positions"),
+        (lambda: sinusoidal_encoding(np.array([[0.0, 1.0], [2.0, np.nan]]), 8), ValueError, "positions"),
         (lambda: sinusoidal_encoding(["a"], 8), TypeError, "positions"),
         (lambda: shift_matrix(np.nan, 8), ValueError, "k"),
         (lambda: tensor2tensor_frequencies(8, min_timescale=5.0, max_timescale=2.0), ValueError, "max_timescale"),
