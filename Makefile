@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := --all -W -n --keep-going
 NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: all venv book test unit regression build baselines lab bench clean
+.PHONY: all venv book test unit regression build baselines format lab lab-setup bench clean
 
 all: book
 
@@ -45,9 +45,27 @@ regression: $(STAMP)
 baselines: $(STAMP)
 	$(BIN)/python tests/make_baselines.py
 
-## make lab: JupyterLab with the MyST chapters opening as notebooks (jupytext).
-lab: $(STAMP)
+## make format: write the chapters in the form jupytext writes them back (see tests/format_chapters.py).
+format: $(STAMP)
+	$(BIN)/python tests/format_chapters.py
+
+## make lab: JupyterLab on chapters/, where a double-click opens a chapter as a notebook.
+# The default viewer is set by lab/overrides.json, installed into the environment's own
+# settings (.venv/share/jupyter/lab/settings), never into the user's ~/.jupyter.
+LAB_STAMP     := $(VENV)/.lab-installed
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+
+$(LAB_STAMP): $(STAMP) requirements-lab.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -r requirements-lab.txt
+	touch $(LAB_STAMP)
+
+$(LAB_OVERRIDES): lab/overrides.json
+	mkdir -p $(dir $(LAB_OVERRIDES))
+	cp lab/overrides.json $(LAB_OVERRIDES)
+
+lab-setup: $(LAB_STAMP) $(LAB_OVERRIDES)
+
+lab: lab-setup
 	$(BIN)/jupyter lab chapters/ $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 ## make bench: throughput and memory figures, printed as ratios measured in one run.
