@@ -10,12 +10,14 @@ per idea:
 - :mod:`posenc.alibi`       attention with linear biases
 - :mod:`posenc.relative`    T5's bucketed relative position bias
 - :mod:`posenc.scaling`     RoPE context extension (PI, NTK, dynamic NTK, YaRN, Llama 3)
+- :mod:`posenc.interactive` interactive figures for the static book (states chosen in the browser)
 
 Every public function is also importable from the package itself.
 """
 
 from .alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
 from .attention import causal_mask, relative_positions, scaled_dot_product_attention, softmax
+from .interactive import InteractiveFigure, interactive_figure
 from .learned import LearnedPositionalEmbedding
 from .relative import t5_relative_bias, t5_relative_position_bucket
 from .rope import (
@@ -76,4 +78,6 @@ __all__ = [
     "yarn_correction_range",
     "yarn_attention_factor",
     "llama3_scaling",
+    "interactive_figure",
+    "InteractiveFigure",
 ]

@@ -15,6 +15,7 @@ TABLE = {
     "relative": ["t5_relative_position_bucket"],
     "scaling": ["linear_scaling", "ntk_scaling", "dynamic_ntk_scaling", "yarn_scaling", "llama3_scaling"],
     "attention": ["softmax", "scaled_dot_product_attention", "causal_mask"],
+    "interactive": ["interactive_figure", "InteractiveFigure"],
 }
 
 SIGNATURES = {

@@ -1,0 +1,301 @@
+"""Interactive figures for the static book: every state computed here, chosen in the browser.
+
+An interactive figure is a list of *states*, each a list of Plotly traces computed in
+Python by a chapter's code (with posenc). All states go into one Plotly figure; a slider
+or a drop-down menu shows one state at a time by switching the traces' visibility, which
+is Plotly's own ``"update"`` control. The browser therefore evaluates no formula: every
+number it draws was computed by the chapter and stored in the page, and moving the control
+only chooses among them.
+
+The output is deterministic (a fixed element id chosen by the chapter, numbers rounded to
+a fixed number of significant digits, keys in a fixed order), so the notebook regression
+compares it exactly. In the built book the page loads ``plotly.min.js`` once, from the
+pinned ``plotly`` package (copied into the site by ``_ext/posenc_plotly.py``; no CDN). In
+JupyterLab the same figure is rendered by Plotly's own renderer from the
+``application/vnd.plotly.v1+json`` output.
+
+This module needs only NumPy; it does not import Plotly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import check_choice, check_int
+from .plotting import OKABE_ITO
+
+__all__ = ["InteractiveFigure", "interactive_figure"]
+
+_ID = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
+_CONTROLS = ("slider", "dropdown")
+#: Significant digits kept for every number drawn: far below what a screen can show,
+#: and fixed, so that the stored output does not depend on the last bits of a float.
+DIGITS = 6
+
+
+def _clean(value, path: str):
+    """Arrays and floats to JSON lists of rounded numbers; reject what JSON cannot hold."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v, f"{path}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        arr = np.asarray(value)
+        if arr.dtype.kind in "fiub" and arr.size:
+            arr = arr.astype(float)
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"states: {path} holds a NaN or an infinity; expected finite numbers")
+            rounded = np.array([float(f"{v:.{DIGITS}g}") for v in arr.ravel()]).reshape(arr.shape)
+            out = rounded.tolist()
+            return out
+        return [_clean(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        if not np.isfinite(value):
+            raise ValueError(f"states: {path} = {value!r} is not finite; expected a finite number")
+        return float(f"{float(value):.{DIGITS}g}")
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"states: {path} has type {type(value).__name__}; expected numbers, strings, lists or dicts")
+
+
+@dataclass(frozen=True)
+class InteractiveFigure:
+    """A Plotly figure whose states are switched by a control; displays itself in a notebook.
+
+    Built by :func:`interactive_figure`; not usually constructed by hand.
+
+    Parameters
+    ----------
+    figure : dict
+        The Plotly figure (``{"data": [...], "layout": {...}}``) with every state's traces.
+    name : str
+        The HTML element id, chosen by the chapter (stable across runs).
+    n_states : int
+        How many states the control chooses among.
+    height : int
+        Height in CSS pixels.
+    """
+
+    figure: dict
+    name: str
+    n_states: int
+    height: int
+
+    def to_json(self) -> str:
+        """The figure as compact JSON with a fixed key order (safe inside a ``<script>``)."""
+        text = json.dumps(self.figure, separators=(",", ":"), sort_keys=True, allow_nan=False)
+        return text.replace("</", "<\\/")
+
+    def to_html(self) -> str:
+        """A ``<div>`` plus the figure's JSON and a call to ``Plotly.newPlot``.
+
+        The page must load ``plotly.min.js`` (the book's Sphinx extension adds it to every
+        page that holds an interactive figure). Without it the div says so in plain text.
+        """
+        n = self.name
+        return (
+            f'<div class="posenc-interactive" id="{n}" style="width:100%;height:{self.height}px;"></div>\n'
+            f'<script type="application/json" id="{n}-json">{self.to_json()}</script>\n'
+            "<script>\n"
+            "(function () {\n"
+            f'  var el = document.getElementById("{n}");\n'
+            "  if (!el) { return; }\n"
+            "  function draw() {\n"
+            f'    var fig = JSON.parse(document.getElementById("{n}-json").textContent);\n'
+            "    window.Plotly.newPlot(el, fig.data, fig.layout, "
+            '{"responsive": true, "displayModeBar": false, "scrollZoom": false});\n'
+            "  }\n"
+            "  if (window.Plotly) { draw(); return; }\n"
+            '  window.addEventListener("load", function () {\n'
+            "    if (window.Plotly) { draw(); }\n"
+            '    else { el.textContent = "This interactive figure needs plotly.js, which the built book ships."; }\n'
+            "  });\n"
+            "})();\n"
+            "</script>"
+        )
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {
+            "text/html": self.to_html(),
+            "application/vnd.plotly.v1+json": self.figure,
+            "text/plain": f"InteractiveFigure({self.name!r}, {self.n_states} states)",
+        }
+
+
+def interactive_figure(
+    states,
+    *,
+    name: str,
+    labels,
+    control: str = "slider",
+    control_label: str = "",
+    title: str | None = None,
+    x_title: str = "",
+    y_title: str = "",
+    x_range=None,
+    y_range=None,
+    static=(),
+    height: int = 440,
+    layout=None,
+    initial: int = 0,
+) -> InteractiveFigure:
+    """Build an interactive figure from states computed in Python.
+
+    Parameters
+    ----------
+    states : sequence of sequences of dict
+        ``states[s]`` is the list of Plotly trace dicts drawn in state ``s`` (for example
+        ``{"type": "scatter", "x": x, "y": y, "name": "..."}``; arrays may be NumPy). Every
+        state has the same number of traces, so the legend stays put while the data change.
+        Traces without a ``line``/``marker`` colour get the book's Okabe-Ito colours by
+        their index within the state.
+    name : str
+        Element id for the HTML, unique on the page: lowercase letters, digits and
+        hyphens, starting with a letter (for example ``"fig-rope-slider"``).
+    labels : sequence of str
+        One label per state, shown on the control.
+    control : {"slider", "dropdown"}
+        A slider (ordered states: a position, a scale factor) or a drop-down menu
+        (unordered choices: a head, a scheme).
+    control_label : str
+        Text before the current label (for example ``"m = "``).
+    title, x_title, y_title : str
+        Figure and axis titles (plain text or Plotly's HTML subset).
+    x_range, y_range : (float, float), optional
+        Fixed axis ranges, so that moving the control does not rescale the axes.
+    static : sequence of dict
+        Traces drawn in every state (reference curves).
+    height : int
+        Height in CSS pixels.
+    layout : dict, optional
+        Extra Plotly layout entries (merged last, for example a second axis).
+    initial : int
+        The state shown first.
+
+    Returns
+    -------
+    InteractiveFigure
+        Displays itself in a notebook (``text/html`` for the book, Plotly's own MIME type
+        for JupyterLab); ``.figure`` is the Plotly JSON.
+    """
+    if not isinstance(name, str) or not _ID.match(name):
+        raise ValueError(
+            f"name: {name!r} is not a valid element id; expected lowercase letters, digits and hyphens, "
+            "starting with a letter (at most 64 characters)"
+        )
+    control = check_choice("control", control, _CONTROLS)
+    height = check_int("height", height, minimum=200)
+    if isinstance(states, (str, bytes)) or not hasattr(states, "__len__"):
+        raise TypeError(f"states: expected a sequence of states (lists of trace dicts), got {type(states).__name__}")
+    n_states = len(states)
+    if n_states < 2:
+        raise ValueError(f"states: {n_states} state(s); expected at least 2 for a control to choose among")
+    per_state = None
+    for s, traces in enumerate(states):
+        if isinstance(traces, dict) or not hasattr(traces, "__len__"):
+            raise TypeError(f"states: states[{s}] is a {type(traces).__name__}; expected a list of trace dicts")
+        if per_state is None:
+            per_state = len(traces)
+        if len(traces) != per_state or per_state == 0:
+            raise ValueError(
+                f"states: states[{s}] has {len(traces)} traces; expected the same positive number in every "
+                f"state ({per_state} in states[0])"
+            )
+        for t, trace in enumerate(traces):
+            if not isinstance(trace, dict):
+                raise TypeError(f"states: states[{s}][{t}] is a {type(trace).__name__}; expected a dict")
+    labels = list(labels) if not isinstance(labels, str) else [labels]
+    if len(labels) != n_states or not all(isinstance(lab, str) for lab in labels):
+        raise ValueError(f"labels: {len(labels)} labels; expected one string per state ({n_states})")
+    initial = check_int("initial", initial, minimum=0)
+    if initial >= n_states:
+        raise ValueError(f"initial: {initial}; expected an index below the number of states ({n_states})")
+
+    fixed = [_clean(dict(trace), f"static[{i}]") for i, trace in enumerate(static)]
+    data = []
+    for s, traces in enumerate(states):
+        for t, trace in enumerate(traces):
+            tr = _clean(dict(trace), f"states[{s}][{t}]")
+            tr.setdefault("type", "scatter")
+            if tr["type"] == "scatter":
+                colour = OKABE_ITO[t % len(OKABE_ITO)]
+                tr.setdefault("line", {}).setdefault("color", colour)
+                tr.setdefault("marker", {}).setdefault("color", colour)
+                tr["legendgroup"] = f"trace{t}"
+            tr["showlegend"] = bool(tr.get("showlegend", True)) and s == initial if "name" in tr else False
+            tr["visible"] = s == initial
+            data.append(tr)
+    for tr in fixed:
+        tr.setdefault("type", "scatter")
+        tr.setdefault("line", {}).setdefault("color", "#555555")
+        tr["visible"] = True
+        data.append(tr)
+
+    def mask(s: int) -> list:
+        return [k == s for k in range(n_states) for _ in range(per_state)] + [True] * len(fixed)
+
+    def legend(s: int) -> list:
+        return [k == s and "name" in data[k * per_state + t] for k in range(n_states) for t in range(per_state)] + [
+            "name" in tr for tr in fixed
+        ]
+
+    steps = [
+        {"label": labels[s], "method": "update", "args": [{"visible": mask(s), "showlegend": legend(s)}]}
+        for s in range(n_states)
+    ]
+    font = {"family": "DejaVu Sans, Arial, sans-serif", "size": 13, "color": "#222222"}
+    axis = {"showgrid": True, "gridcolor": "#e5e5e5", "zeroline": False, "linecolor": "#444444",
+            "ticks": "outside", "automargin": True}
+    lay = {
+        "font": font,
+        "paper_bgcolor": "#ffffff",
+        "plot_bgcolor": "#ffffff",
+        "margin": {"l": 60, "r": 20, "t": 50 if title else 20, "b": 110},
+        "xaxis": dict(axis, title={"text": x_title}),
+        "yaxis": dict(axis, title={"text": y_title}),
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+        "hovermode": "closest",
+    }
+    if title:
+        lay["title"] = {"text": title, "x": 0.02, "xanchor": "left"}
+    if x_range is not None:
+        lay["xaxis"]["range"] = _clean(list(x_range), "x_range")
+    if y_range is not None:
+        lay["yaxis"]["range"] = _clean(list(y_range), "y_range")
+    if control == "slider":
+        lay["sliders"] = [{
+            "active": initial,
+            "currentvalue": {"prefix": control_label, "font": {"size": 14}},
+            "pad": {"t": 45, "b": 10},
+            "len": 1.0,
+            "x": 0,
+            "steps": steps,
+        }]
+    else:
+        lay["updatemenus"] = [{
+            "type": "dropdown",
+            "active": initial,
+            "buttons": steps,
+            "x": 0,
+            "xanchor": "left",
+            "y": -0.22,
+            "yanchor": "top",
+            "showactive": True,
+        }]
+        if control_label:
+            lay["annotations"] = [{"text": control_label, "showarrow": False, "x": 0, "xref": "paper",
+                                   "xanchor": "right", "y": -0.22, "yref": "paper", "yanchor": "top"}]
+    if layout:
+        extra = _clean(dict(layout), "layout")
+        for key, value in extra.items():
+            if isinstance(value, dict) and isinstance(lay.get(key), dict):
+                lay[key] = {**lay[key], **value}
+            else:
+                lay[key] = value
+    return InteractiveFigure({"data": data, "layout": lay}, name, n_states, height)
