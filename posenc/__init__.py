@@ -22,6 +22,7 @@ from .learned import LearnedPositionalEmbedding
 from .relative import t5_relative_bias, t5_relative_position_bucket
 from .rope import (
     apply_rope,
+    apply_rope_2d,
     apply_rope_complex,
     rope_angles,
     rope_decay_curve,
@@ -66,6 +67,7 @@ __all__ = [
     "apply_rope_complex",
     "rope_rotation_matrix",
     "rope_decay_curve",
+    "apply_rope_2d",
     "alibi_slopes",
     "alibi_bias",
     "alibi_bias_bloom",

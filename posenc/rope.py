@@ -1,4 +1,4 @@
-r"""Rotary position embedding (RoPE), Su et al. (2021/2024), "RoFormer".
+r"""Rotary position embedding (RoPE), Su et al. (2024), "RoFormer" (arXiv 2021).
 
 Each query or key vector of width ``d`` is split into ``d/2`` pairs; the pair ``i``
 of the vector at position ``m`` is rotated by the angle :math:`m\theta_i` with
@@ -49,6 +49,7 @@ __all__ = [
     "apply_rope_complex",
     "rope_rotation_matrix",
     "rope_decay_curve",
+    "apply_rope_2d",
     "interleave_permutation",
 ]
 
@@ -454,3 +455,53 @@ def rope_decay_curve(distances, head_dim: int, *, base: float = 10000.0) -> np.n
     theta = rope_frequencies(head_dim, base)
     partial = np.cumsum(np.exp(1j * r[:, None] * theta[None, :]), axis=1)
     return np.abs(partial).mean(axis=1)
+
+
+def apply_rope_2d(x, rows, cols, *, base: float = 100.0) -> np.ndarray:
+    r"""Axial 2D RoPE for image patches: half of the planes turn with the column, half with the row.
+
+    The ``d/2`` planes of a head of width ``d`` (a multiple of 4) are split in two
+    groups of ``d/4`` with the same frequencies
+    :math:`	heta_t = 	ext{base}^{-4t/d}`, ``t = 0 .. d/4 - 1``: plane ``t`` is rotated by
+    :math:`c\,	heta_t` (the column, or x coordinate) and plane ``d/4 + t`` by
+    :math:`r\,	heta_t` (the row, or y coordinate). Pairs are interleaved, ``(2i, 2i+1)``,
+    as in the complex-number form. The score of a query at ``(r, c)`` and a key at
+    ``(r', c')`` then depends on the positions only through ``(r - r', c - c')``.
+
+    Parameters
+    ----------
+    x : array_like of float, shape (..., T, head_dim)
+        Queries or keys of ``T`` patches; ``head_dim`` a positive multiple of 4.
+    rows, cols : array_like of real, shape (T,) or broadcastable to x.shape[:-1]
+        Row (y) and column (x) of each patch, for example ``divmod(arange(H * W), W)``.
+    base : float, default 100.0
+        The frequency base; 100 is the value of Heo et al.'s reference code for images
+        (a grid is tens of patches wide, not thousands of tokens long).
+
+    Returns
+    -------
+    numpy.ndarray, shape and dtype of ``x``
+        Angles and the product are computed in float64.
+
+    References
+    ----------
+    Heo, Park, Han and Yun, "Rotary Position Embedding for Vision Transformer"
+    (ECCV 2024), RoPE-Axial; their code's ``compute_axial_cis`` (x frequencies first, then
+    y) with ``init_t_xy`` (``t_x = t % W``, ``t_y = t // W``).
+    """
+    x = _check_x(x)
+    head_dim = x.shape[-1]
+    if head_dim % 4:
+        raise ValueError(f"x: expected a last dimension (head_dim) divisible by 4, got shape {x.shape}")
+    base = check_float("base", base, greater_than=1.0)
+    r = broadcast_positions("rows", rows, x.shape[:-1])
+    c = broadcast_positions("cols", cols, x.shape[:-1])
+    theta = rope_frequencies(head_dim // 2, base)
+    angles = np.concatenate(
+        np.broadcast_arrays(c[..., None] * theta, r[..., None] * theta), axis=-1
+    )  # (..., T, d/2): column planes first, then row planes
+    z = (x[..., 0::2].astype(np.float64) + 1j * x[..., 1::2].astype(np.float64)) * np.exp(1j * angles)
+    out = np.empty_like(x)
+    out[..., 0::2] = z.real
+    out[..., 1::2] = z.imag
+    return out

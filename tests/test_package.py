@@ -10,7 +10,7 @@ import posenc
 TABLE = {
     "sinusoidal": ["frequencies", "sinusoidal_encoding", "shift_matrix"],
     "learned": ["LearnedPositionalEmbedding"],
-    "rope": ["rope_frequencies", "apply_rope", "apply_rope_complex"],
+    "rope": ["rope_frequencies", "apply_rope", "apply_rope_complex", "apply_rope_2d"],
     "alibi": ["alibi_slopes", "alibi_bias"],
     "relative": ["t5_relative_position_bucket"],
     "scaling": ["linear_scaling", "ntk_scaling", "dynamic_ntk_scaling", "yarn_scaling", "llama3_scaling"],
@@ -25,6 +25,7 @@ SIGNATURES = {
     "rope_frequencies": "(head_dim, base=10000.0)",
     "apply_rope": "(x, positions, *, inv_freq=None, base=10000.0, layout='interleaved', attention_factor=1.0)",
     "apply_rope_complex": "(x, positions, *, inv_freq=None, base=10000.0)",
+    "apply_rope_2d": "(x, rows, cols, *, base=100.0)",
     "alibi_slopes": "(n_heads)",
     "alibi_bias": "(n_heads, n_queries, n_keys=None, *, causal=True)",
     "t5_relative_position_bucket": "(relative_position, *, bidirectional=True, num_buckets=32, max_distance=128)",
