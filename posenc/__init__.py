@@ -11,14 +11,28 @@ per idea:
 - :mod:`posenc.relative`    T5's bucketed relative position bias
 - :mod:`posenc.scaling`     RoPE context extension (PI, NTK, dynamic NTK, YaRN, Llama 3)
 - :mod:`posenc.interactive` interactive figures for the static book (states chosen in the browser)
+- :mod:`posenc.markov`      the experiment's task: an order-2 Markov chain with known optimal loss
+- :mod:`posenc.model`       a small attention language model with hand-derived gradients
+- :mod:`posenc.experiment`  train at one length, evaluate at longer ones (``python -m posenc.experiment``)
 
 Every public function is also importable from the package itself.
 """
 
 from .alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
 from .attention import causal_mask, relative_positions, scaled_dot_product_attention, softmax
+from .experiment import ExperimentConfig, plot_results, run_experiment, summarize
 from .interactive import InteractiveFigure, interactive_figure
 from .learned import LearnedPositionalEmbedding
+from .markov import (
+    MarkovChain,
+    bigram_entropy,
+    entropy_rate,
+    make_chain,
+    optimal_nll,
+    sample_sequences,
+    unigram_entropy,
+)
+from .model import ModelConfig, init_params, loss_and_grads
 from .relative import t5_relative_bias, t5_relative_position_bucket
 from .rope import (
     apply_rope,
@@ -82,4 +96,18 @@ __all__ = [
     "llama3_scaling",
     "interactive_figure",
     "InteractiveFigure",
+    "MarkovChain",
+    "make_chain",
+    "sample_sequences",
+    "entropy_rate",
+    "bigram_entropy",
+    "unigram_entropy",
+    "optimal_nll",
+    "ModelConfig",
+    "init_params",
+    "loss_and_grads",
+    "ExperimentConfig",
+    "run_experiment",
+    "summarize",
+    "plot_results",
 ]

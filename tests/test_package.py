@@ -16,6 +16,9 @@ TABLE = {
     "scaling": ["linear_scaling", "ntk_scaling", "dynamic_ntk_scaling", "yarn_scaling", "llama3_scaling"],
     "attention": ["softmax", "scaled_dot_product_attention", "causal_mask"],
     "interactive": ["interactive_figure", "InteractiveFigure"],
+    "markov": ["MarkovChain", "make_chain", "sample_sequences", "entropy_rate", "bigram_entropy", "unigram_entropy", "optimal_nll"],
+    "model": ["ModelConfig", "init_params", "loss_and_grads"],
+    "experiment": ["ExperimentConfig", "run_experiment", "summarize", "plot_results"],
 }
 
 SIGNATURES = {

@@ -1,0 +1,384 @@
+r"""Chapter 6's experiment: train at one length, evaluate at up to 8 times that length.
+
+Every scheme of :mod:`posenc.model` is trained on sequences of ``train_len`` symbols
+from one order-2 Markov chain (:mod:`posenc.markov`), with several seeds, and evaluated
+on fresh sequences of ``train_len * k`` symbols for each multiple ``k``. The loss is
+reported over all predicted positions and over the positions beyond ``train_len`` alone
+(the part that is new), next to the optimal loss on the same tokens. The trained RoPE
+models are also evaluated with the frequencies of position interpolation, NTK-aware
+scaling and YaRN at the longer lengths, without retraining, and, as a control, at the
+training length with the positions shuffled.
+
+Run ``python -m posenc.experiment --help`` for a larger configuration than the book's;
+it prints progress on stderr and writes a CSV table and a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import sys
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+
+from ._checks import check_choice, check_int
+from .markov import make_chain, optimal_nll, sample_sequences
+from .model import SCHEMES, ModelConfig, forward, init_params, loss_and_grads
+from .scaling import linear_scaling, ntk_scaling, yarn_scaling
+
+__all__ = ["ExperimentConfig", "train", "evaluate", "run_experiment", "summarize", "plot_results", "main"]
+
+#: RoPE evaluated with other frequencies (no retraining), and how they are computed.
+ROPE_VARIANTS = ("rope+pi", "rope+ntk", "rope+yarn")
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Everything that defines a run; two equal configurations give identical results.
+
+    Parameters
+    ----------
+    schemes : tuple of str
+        Positional schemes to train (from :data:`posenc.model.SCHEMES`).
+    seeds : tuple of int
+        One trained model per scheme and seed.
+    train_len : int
+        Symbols per training sequence, ``L_train``.
+    eval_multiples : tuple of int
+        Evaluation lengths as multiples of ``train_len`` (1 first).
+    eval_tokens : int
+        Predicted symbols per evaluation length and model.
+    steps, batch, lr, warmup, clip : training settings (Adam, linear warm-up then cosine
+        decay, gradient clipping by global norm).
+    n_symbols, concentration, chain_seed : the Markov chain.
+    d_model, n_heads, d_ff, rope_base : the model (see :class:`posenc.model.ModelConfig`).
+    workers : int
+        Processes to train in (results do not depend on it).
+    """
+
+    schemes: tuple = SCHEMES
+    seeds: tuple = (0, 1, 2)
+    train_len: int = 32
+    eval_multiples: tuple = (1, 2, 4, 8)
+    eval_tokens: int = 8192
+    steps: int = 1000
+    batch: int = 16
+    lr: float = 1e-2
+    warmup: int = 50
+    clip: float = 1.0
+    n_symbols: int = 8
+    concentration: float = 0.1
+    chain_seed: int = 0
+    d_model: int = 32
+    n_heads: int = 4
+    d_ff: int = 64
+    rope_base: float = 10000.0
+    workers: int = 2
+
+    def __post_init__(self):
+        for s in self.schemes:
+            check_choice("schemes", s, SCHEMES)
+        if not self.seeds:
+            raise ValueError("seeds: expected at least one seed")
+        check_int("train_len", self.train_len, minimum=4)
+        if not self.eval_multiples or self.eval_multiples[0] != 1:
+            raise ValueError(f"eval_multiples: expected a tuple starting with 1, got {self.eval_multiples}")
+        check_int("steps", self.steps, minimum=1)
+        check_int("workers", self.workers, minimum=1)
+
+    @classmethod
+    def book(cls) -> "ExperimentConfig":
+        """The chapter's configuration: 5 schemes x 3 seeds, lengths 1x to 8x (32 to 256)."""
+        return cls(steps=600, eval_tokens=4096)
+
+    def model_config(self, scheme: str) -> ModelConfig:
+        return ModelConfig(
+            vocab=self.n_symbols + 1,
+            d_model=self.d_model,
+            n_heads=self.n_heads,
+            d_ff=self.d_ff,
+            scheme=scheme,
+            max_len=self.train_len * max(self.eval_multiples),
+            rope_base=self.rope_base,
+        )
+
+
+def _adam(params, grads, state, lr, t, b1=0.9, b2=0.999, eps=1e-8):
+    for k in params:
+        m, v = state.setdefault(k, (np.zeros_like(params[k]), np.zeros_like(params[k])))
+        m *= b1
+        m += (1 - b1) * grads[k]
+        v *= b2
+        v += (1 - b2) * grads[k] ** 2
+        params[k] -= lr * (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + eps)
+
+
+def train(config: ExperimentConfig, scheme: str, seed: int) -> tuple:
+    """Train one model; returns ``(params, losses)`` with the loss of every step."""
+    chain = make_chain(config.n_symbols, concentration=config.concentration, seed=config.chain_seed)
+    mc = config.model_config(scheme)
+    params = init_params(mc, seed)
+    rng = np.random.default_rng([seed, 1])
+    state: dict = {}
+    losses = np.empty(config.steps)
+    for step in range(1, config.steps + 1):
+        seq = sample_sequences(chain, config.batch, config.train_len, rng)
+        loss, grads = loss_and_grads(params, seq[:, :-1], seq[:, 1:], mc)
+        norm = math.sqrt(sum(float(np.sum(g * g)) for g in grads.values()))
+        if norm > config.clip:
+            for g in grads.values():
+                g *= config.clip / norm
+        if step <= config.warmup:
+            lr = config.lr * step / config.warmup
+        else:
+            frac = (step - config.warmup) / max(1, config.steps - config.warmup)
+            lr = config.lr * 0.5 * (1 + math.cos(math.pi * frac))
+        _adam(params, grads, state, lr, step)
+        losses[step - 1] = loss
+    return params, losses
+
+
+def _nll(params, seq, mc, **kwargs):
+    logits, _ = forward(params, seq[:, :-1], mc, **kwargs)
+    z = logits - logits.max(axis=-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    return -np.take_along_axis(logp, seq[:, 1:, None], axis=-1)[..., 0]
+
+
+def _variant_frequencies(variant: str, mc: ModelConfig, factor: float, train_len: int):
+    if factor == 1.0:
+        return None, 1.0
+    if variant == "rope+pi":
+        return linear_scaling(mc.head_dim, factor, base=mc.rope_base)
+    if variant == "rope+ntk":
+        return ntk_scaling(mc.head_dim, factor, base=mc.rope_base)
+    return yarn_scaling(mc.head_dim, factor, train_len, base=mc.rope_base)
+
+
+def evaluate(config: ExperimentConfig, scheme: str, seed: int, params) -> list:
+    """Evaluation rows of one trained model at every length (and its RoPE variants)."""
+    chain = make_chain(config.n_symbols, concentration=config.concentration, seed=config.chain_seed)
+    mc = config.model_config(scheme)
+    rows = []
+    L = config.train_len
+    for k in config.eval_multiples:
+        length = L * k
+        n_seq = max(1, config.eval_tokens // length)
+        # the same evaluation tokens for every scheme and seed at a given length
+        seq = sample_sequences(chain, n_seq, length, np.random.default_rng([config.chain_seed, 7, length]))
+        floor = optimal_nll(chain, seq)
+        variants = [(scheme, None, 1.0)]
+        if scheme == "rope":
+            variants += [(v,) + _variant_frequencies(v, mc, float(k), L) for v in ROPE_VARIANTS]
+        for name, inv_freq, factor in variants:
+            nll = _nll(params, seq, mc, inv_freq=inv_freq, attention_factor=factor)
+            row = {
+                "scheme": name,
+                "seed": seed,
+                "eval_len": length,
+                "multiple": k,
+                "loss_all": float(nll.mean()),
+                "loss_beyond": float(nll[:, L:].mean()) if k > 1 else float("nan"),
+                "floor_all": float(floor.mean()),
+                "floor_beyond": float(floor[:, L:].mean()) if k > 1 else float("nan"),
+                "n_tokens": int(nll.size),
+            }
+            rows.append(row)
+        if k == 1 and scheme in ("rope", "sinusoidal", "learned", "alibi"):
+            # control: the same model with the positions of each evaluation shuffled
+            perm = np.random.default_rng([seed, 11]).permutation(length)
+            nll = _nll(params, seq, mc, positions=perm.astype(np.float64))
+            rows.append({
+                "scheme": f"{scheme} (shuffled positions)", "seed": seed, "eval_len": length, "multiple": 1,
+                "loss_all": float(nll.mean()), "loss_beyond": float("nan"),
+                "floor_all": float(floor.mean()), "floor_beyond": float("nan"), "n_tokens": int(nll.size),
+            })
+    return rows
+
+
+def _one(args):
+    config, scheme, seed = args
+    params, losses = train(config, scheme, seed)
+    rows = evaluate(config, scheme, seed, params)
+    for r in rows:
+        r["final_train_loss"] = float(losses[-50:].mean())
+    return rows
+
+
+def run_experiment(config: ExperimentConfig, *, progress=None) -> list:
+    """Train and evaluate every (scheme, seed); returns the rows in a fixed order.
+
+    Parameters
+    ----------
+    config : ExperimentConfig
+    progress : callable, optional
+        Called with a short message after each trained model (for example ``print`` to
+        stderr).
+
+    Returns
+    -------
+    list of dict
+        One row per (scheme or RoPE variant, seed, evaluation length), plus the
+        shuffled-position controls: ``scheme, seed, eval_len, multiple, loss_all,
+        loss_beyond, floor_all, floor_beyond, n_tokens, final_train_loss``.
+    """
+    if not isinstance(config, ExperimentConfig):
+        raise TypeError(f"config: expected an ExperimentConfig, got {type(config).__name__}")
+    jobs = [(config, s, seed) for s in config.schemes for seed in config.seeds]
+    results = []
+    if config.workers > 1 and len(jobs) > 1:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork")
+        with ctx.Pool(min(config.workers, len(jobs))) as pool:
+            for (cfg, s, seed), rows in zip(jobs, pool.imap(_one, jobs)):
+                results.extend(rows)
+                if progress:
+                    progress(f"trained {s} seed {seed}")
+    else:
+        for job in jobs:
+            results.extend(_one(job))
+            if progress:
+                progress(f"trained {job[1]} seed {job[2]}")
+    return results
+
+
+def summarize(rows: list) -> list:
+    """Mean and spread over seeds per (scheme, evaluation length).
+
+    Returns
+    -------
+    list of dict
+        ``scheme, eval_len, multiple, n_seeds, loss_all_mean, loss_all_std,
+        loss_beyond_mean, loss_beyond_std, floor_all, floor_beyond`` (std over seeds,
+        with ``ddof=1``; NaN for a single seed).
+    """
+    keys = []
+    for r in rows:
+        key = (r["scheme"], r["eval_len"])
+        if key not in keys:
+            keys.append(key)
+    out = []
+    for scheme, length in keys:
+        sel = [r for r in rows if r["scheme"] == scheme and r["eval_len"] == length]
+        a = np.array([r["loss_all"] for r in sel])
+        b = np.array([r["loss_beyond"] for r in sel])
+        n = len(sel)
+        out.append({
+            "scheme": scheme, "eval_len": length, "multiple": sel[0]["multiple"], "n_seeds": n,
+            "loss_all_mean": float(a.mean()), "loss_all_std": float(a.std(ddof=1)) if n > 1 else float("nan"),
+            "loss_beyond_mean": float(b.mean()), "loss_beyond_std": float(b.std(ddof=1)) if n > 1 else float("nan"),
+            "floor_all": sel[0]["floor_all"], "floor_beyond": sel[0]["floor_beyond"],
+        })
+    return out
+
+
+def plot_results(summary: list, *, which: str = "loss_beyond", ax=None, schemes=None):
+    """Loss against evaluation length, one line per scheme with its spread over seeds.
+
+    Parameters
+    ----------
+    summary : list of dict
+        From :func:`summarize`.
+    which : {"loss_beyond", "loss_all"}
+    ax : matplotlib Axes, optional
+    schemes : sequence of str, optional
+        Which schemes to draw (default: all but the shuffled controls).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import matplotlib.pyplot as plt
+
+    which = check_choice("which", which, ("loss_beyond", "loss_all"))
+    if ax is None:
+        _, ax = plt.subplots()
+    names = schemes or [s for s in dict.fromkeys(r["scheme"] for r in summary) if "shuffled" not in s]
+    styles = ["-o", "--s", "-.^", ":v", "-D", "--P", "-.X", ":*"]
+    for i, name in enumerate(names):
+        rs = [r for r in summary if r["scheme"] == name and not (which == "loss_beyond" and r["multiple"] == 1)]
+        x = [r["eval_len"] for r in rs]
+        y = np.array([r[f"{which}_mean"] for r in rs])
+        e = np.array([r[f"{which}_std"] for r in rs])
+        ax.errorbar(x, y, yerr=e, fmt=styles[i % len(styles)], capsize=3, label=name, lw=1.6, ms=5)
+    floor_key = "floor_beyond" if which == "loss_beyond" else "floor_all"
+    ref = [r for r in summary if r["scheme"] == names[0] and not np.isnan(r[floor_key])]
+    ax.plot([r["eval_len"] for r in ref], [r[floor_key] for r in ref], color="0.3", ls=":", lw=1.5,
+            label="optimum on the same tokens")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("evaluation length (symbols)")
+    ax.set_ylabel("loss (nats per symbol)")
+    return ax
+
+
+def write_csv(rows: list, path: str) -> None:
+    """Write rows (from :func:`run_experiment` or :func:`summarize`) to a CSV file."""
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def main(argv=None) -> int:
+    """The command line: ``python -m posenc.experiment --out results/``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m posenc.experiment",
+        description="Train small attention models with each positional scheme at one length and "
+        "evaluate them at longer ones (chapter 6 of Positional Encodings, executable).",
+    )
+    default = ExperimentConfig()
+    parser.add_argument("--out", required=True, help="directory for results.csv, summary.csv and the figure")
+    parser.add_argument("--schemes", default=",".join(default.schemes), help="comma-separated, from " + ", ".join(SCHEMES))
+    parser.add_argument("--seeds", type=int, default=5, help="number of seeds (default 5)")
+    parser.add_argument("--train-len", type=int, default=default.train_len)
+    parser.add_argument("--multiples", default="1,2,4,8,16", help="evaluation lengths as multiples of --train-len")
+    parser.add_argument("--eval-tokens", type=int, default=default.eval_tokens)
+    parser.add_argument("--steps", type=int, default=default.steps)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args(argv)
+    config = replace(
+        default,
+        schemes=tuple(s.strip() for s in args.schemes.split(",") if s.strip()),
+        seeds=tuple(range(args.seeds)),
+        train_len=args.train_len,
+        eval_multiples=tuple(int(m) for m in args.multiples.split(",")),
+        eval_tokens=args.eval_tokens,
+        steps=args.steps,
+        workers=args.workers,
+    )
+    os.makedirs(args.out, exist_ok=True)
+    n_jobs = len(config.schemes) * len(config.seeds)
+    done = [0]
+
+    def progress(msg):
+        done[0] += 1
+        print(f"[{done[0]}/{n_jobs}] {msg}", file=sys.stderr, flush=True)
+
+    print(f"config: {asdict(config)}", file=sys.stderr)
+    rows = run_experiment(config, progress=progress)
+    summary = summarize(rows)
+    write_csv(rows, os.path.join(args.out, "results.csv"))
+    write_csv(summary, os.path.join(args.out, "summary.csv"))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    plot_results(summary, which="loss_all", ax=axes[0])
+    plot_results(summary, which="loss_beyond", ax=axes[1])
+    axes[0].set_title("all positions")
+    axes[1].set_title(f"positions beyond L_train = {config.train_len}")
+    axes[1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(args.out, "loss_vs_length.png"), dpi=150)
+    print(f"wrote results.csv, summary.csv and loss_vs_length.png to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
