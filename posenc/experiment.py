@@ -42,7 +42,7 @@ class ExperimentConfig:
     Parameters
     ----------
     schemes : tuple of str
-        Positional schemes to train (from :data:`posenc.model.SCHEMES`).
+        Positional schemes to train (names from ``posenc.model.SCHEMES``).
     seeds : tuple of int
         One trained model per scheme and seed.
     train_len : int

@@ -9,16 +9,16 @@ scheme is pluggable and uses `posenc`'s own implementations:
 ``"nope"``
     no positional information (only the causal mask);
 ``"sinusoidal"``
-    :func:`posenc.sinusoidal_encoding` added to the token embeddings;
+    :func:`posenc.sinusoidal.sinusoidal_encoding` added to the token embeddings;
 ``"learned"``
     a learned table of ``max_len`` rows added to the embeddings (rows never reached in
     training keep their initial values);
 ``"rope"``
-    :func:`posenc.apply_rope` on queries and keys of every head, with frequencies that
+    :func:`posenc.rope.apply_rope` on queries and keys of every head, with frequencies that
     can be replaced at evaluation (``inv_freq``, ``attention_factor``: position
     interpolation, NTK-aware scaling, YaRN from :mod:`posenc.scaling`);
 ``"alibi"``
-    :func:`posenc.alibi_bias` added to the scores of every layer.
+    :func:`posenc.alibi.alibi_bias` added to the scores of every layer.
 
 Parameters live in a plain ``dict`` of arrays; :func:`loss_and_grads` returns the mean
 next-token loss and a dict of gradients with the same keys. Everything is float64.
@@ -56,7 +56,7 @@ class ModelConfig:
     d_ff : int
         Width of the feed-forward block.
     scheme : str
-        One of :data:`SCHEMES`.
+        One of ``SCHEMES`` (``"nope"``, ``"sinusoidal"``, ``"learned"``, ``"rope"``, ``"alibi"``).
     max_len : int
         Rows of the learned table (``scheme="learned"``); positions must stay below it.
     rope_base : float
