@@ -75,7 +75,8 @@ class InteractiveFigure:
     figure : dict
         The Plotly figure (``{"data": [...], "layout": {...}}``) with every state's traces.
     name : str
-        The HTML element id, chosen by the chapter (stable across runs).
+        Chosen by the chapter (stable across runs); the plot's element id is ``{name}-plot``
+        (so a MyST figure may carry the name itself as its label).
     n_states : int
         How many states the control chooses among.
     height : int
@@ -100,11 +101,11 @@ class InteractiveFigure:
         """
         n = self.name
         return (
-            f'<div class="posenc-interactive" id="{n}" style="width:100%;height:{self.height}px;"></div>\n'
+            f'<div class="posenc-interactive" id="{n}-plot" style="width:100%;height:{self.height}px;"></div>\n'
             f'<script type="application/json" id="{n}-json">{self.to_json()}</script>\n'
             "<script>\n"
             "(function () {\n"
-            f'  var el = document.getElementById("{n}");\n'
+            f'  var el = document.getElementById("{n}-plot");\n'
             "  if (!el) { return; }\n"
             "  function draw() {\n"
             f'    var fig = JSON.parse(document.getElementById("{n}-json").textContent);\n'
@@ -233,7 +234,8 @@ def interactive_figure(
             data.append(tr)
     for tr in fixed:
         tr.setdefault("type", "scatter")
-        tr.setdefault("line", {}).setdefault("color", "#555555")
+        if tr["type"] == "scatter":
+            tr.setdefault("line", {}).setdefault("color", "#555555")
         tr["visible"] = True
         data.append(tr)
 
@@ -280,6 +282,8 @@ def interactive_figure(
     else:
         lay["updatemenus"] = [{
             "type": "dropdown",
+            # Opens upwards: below the plot there is no room, and a menu opening down is clipped.
+            "direction": "up",
             "active": initial,
             "buttons": steps,
             "x": 0,

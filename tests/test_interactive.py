@@ -101,3 +101,18 @@ def test_bad_states_are_rejected():
 def test_returns_an_interactive_figure():
     fig = interactive_figure(_states(2), name="fig-a", labels=["a", "b"])
     assert isinstance(fig, InteractiveFigure) and fig.n_states == 2
+
+
+def test_plot_id_differs_from_the_name_so_a_figure_label_can_carry_the_name():
+    html = interactive_figure(_states(), name="fig-t", labels=list("abcd")).to_html()
+    assert 'id="fig-t-plot"' in html and 'getElementById("fig-t-plot")' in html
+    assert 'id="fig-t"' not in html
+
+
+def test_dropdown_opens_upwards_and_static_heatmaps_get_no_line():
+    fig = interactive_figure(_states(), name="fig-t", labels=list("abcd"), control="dropdown",
+                             static=[{"type": "heatmap", "z": [[0, 1], [1, 0]]}])
+    assert fig.figure["layout"]["updatemenus"][0]["direction"] == "up"
+    assert "line" not in fig.figure["data"][-1]
+    go = pytest.importorskip("plotly.graph_objects")
+    go.Figure(fig.figure)
