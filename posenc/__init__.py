@@ -20,7 +20,6 @@ Every public function is also importable from the package itself.
 
 from .alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
 from .attention import causal_mask, relative_positions, scaled_dot_product_attention, softmax
-from .experiment import ExperimentConfig, plot_results, run_experiment, summarize
 from .interactive import InteractiveFigure, interactive_figure
 from .learned import LearnedPositionalEmbedding
 from .markov import (
@@ -111,3 +110,18 @@ __all__ = [
     "summarize",
     "plot_results",
 ]
+
+
+# posenc.experiment is imported on first use (PEP 562), not here: importing it eagerly would
+# make ``python -m posenc.experiment`` warn that the module was imported before it ran.
+_LAZY = {name: "experiment" for name in ("ExperimentConfig", "run_experiment", "summarize", "plot_results")}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -69,3 +69,13 @@ def test_bad_configuration_is_rejected(kwargs, name):
 def test_run_experiment_rejects_other_types():
     with pytest.raises(TypeError, match="config"):
         run_experiment({"steps": 1})
+
+
+def test_command_line_help_runs_cleanly():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "posenc.experiment", "--help"], capture_output=True, text=True,
+                         check=True)
+    assert "usage: python -m posenc.experiment" in out.stdout
+    assert out.stderr == ""  # no RuntimeWarning about a module imported before it ran
