@@ -32,7 +32,9 @@ from .scaling import linear_scaling, ntk_scaling, yarn_scaling
 __all__ = ["ExperimentConfig", "train", "evaluate", "run_experiment", "summarize", "plot_results", "main"]
 
 #: RoPE evaluated with other frequencies (no retraining), and how they are computed.
-ROPE_VARIANTS = ("rope+pi", "rope+ntk", "rope+yarn")
+#: RoPE models are also evaluated with these frequencies (no retraining): PI, NTK-aware,
+#: YaRN (frequencies and attention temperature), and YaRN's frequencies alone.
+ROPE_VARIANTS = ("rope+pi", "rope+ntk", "rope+yarn", "rope+yarn-freq")
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,10 @@ def _variant_frequencies(variant: str, mc: ModelConfig, factor: float, train_len
         return linear_scaling(mc.head_dim, factor, base=mc.rope_base)
     if variant == "rope+ntk":
         return ntk_scaling(mc.head_dim, factor, base=mc.rope_base)
-    return yarn_scaling(mc.head_dim, factor, train_len, base=mc.rope_base)
+    inv_freq, attention_factor = yarn_scaling(mc.head_dim, factor, train_len, base=mc.rope_base)
+    if variant == "rope+yarn-freq":
+        return inv_freq, 1.0
+    return inv_freq, attention_factor
 
 
 def evaluate(config: ExperimentConfig, scheme: str, seed: int, params) -> list:

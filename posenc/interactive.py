@@ -236,6 +236,7 @@ def interactive_figure(
         tr.setdefault("type", "scatter")
         if tr["type"] == "scatter":
             tr.setdefault("line", {}).setdefault("color", "#555555")
+        tr["showlegend"] = bool(tr.get("showlegend", True)) and "name" in tr  # no "trace N" entries
         tr["visible"] = True
         data.append(tr)
 

@@ -8,6 +8,14 @@ The formulas follow Hugging Face ``transformers``' ``modeling_rope_utils``
 (``ROPE_INIT_FUNCTIONS``: ``linear``, ``dynamic``, ``yarn``, ``llama3``), which is
 what the released checkpoints are run with, computed here in float64.  With
 ``factor = 1`` every method returns the default frequencies (tested).
+
+What this module leaves out of Hugging Face's options: YaRN's explicit
+``attention_factor``, ``mscale`` and ``mscale_all_dim`` (DeepSeek's variant); the
+override of the factor by ``max_position_embeddings / original_max_position_embeddings``
+when a config carries both; ``partial_rotary_factor`` (pass the rotated width as
+``head_dim``); and float32 evaluation (Hugging Face computes the frequencies in float32,
+which can move a plane lying exactly on a Llama 3 band edge).  Dynamic NTK is
+stateless here (see :func:`dynamic_ntk_scaling`).
 """
 
 from __future__ import annotations
@@ -111,7 +119,15 @@ def dynamic_ntk_scaling(
     .. math::
         b' = b \left(\frac{s \max(L, L_0)}{L_0} - (s - 1)\right)^{d/(d-2)} ,
 
-    so up to :math:`L_0` the frequencies are exactly the default ones.
+    so up to :math:`L_0` the frequencies are exactly the default ones. The effective
+    factor at length ``L`` is ``s L / L_0 - (s - 1)``, not ``s``: at ``L = s L_0`` it is
+    ``s^2 - s + 1`` (57 for ``s = 8``). The "Dynamic Scaling" of Peng et al. uses
+    ``max(1, L / L_0)`` as the factor, which is this formula with ``s = 1``.
+
+    This function is stateless: it returns the frequencies for one length. Hugging
+    Face's ``_dynamic_frequency_update`` keeps state across calls (the frequencies only
+    grow while the length exceeds the largest seen, and reset when it falls back below
+    :math:`L_0`), so the two agree call by call but not across a sequence of calls.
 
     Parameters
     ----------

@@ -116,3 +116,10 @@ def test_dropdown_opens_upwards_and_static_heatmaps_get_no_line():
     assert "line" not in fig.figure["data"][-1]
     go = pytest.importorskip("plotly.graph_objects")
     go.Figure(fig.figure)
+
+
+def test_static_traces_without_a_name_stay_out_of_the_legend():
+    fig = interactive_figure(_states(), name="fig-t", labels=list("abcd"),
+                             static=[{"x": [0, 1], "y": [0, 1]}, {"x": [0, 1], "y": [1, 0], "name": "ref"}])
+    assert fig.figure["data"][-2]["showlegend"] is False
+    assert fig.figure["data"][-1]["showlegend"] is True
