@@ -70,8 +70,9 @@ def alibi_bias(n_heads: int, n_queries: int, n_keys: int | None = None, *, causa
 
     * ``causal=True``: :math:`B_{h,q,j} = -m_h (i - j)` for :math:`j \le i` and
       :math:`-\infty` above the diagonal (the causal mask is folded in).
-    * ``causal=False``: :math:`B_{h,q,j} = -m_h |i - j|`, the symmetric form
-      for encoders.
+    * ``causal=False``: :math:`B_{h,q,j} = -m_h |i - j|`, a symmetric form
+      for encoders. This is an extension: Press et al. (2022) define only the
+      causal form.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-r"""Rotary position embedding (RoPE), Su et al. (2024), "RoFormer" (arXiv 2021).
+r"""Rotary position embedding (RoPE), Su et al. (2024), "RoFormer", Neurocomputing 568 (arXiv:2104.09864).
 
 Each query or key vector of width ``d`` is split into ``d/2`` pairs; the pair ``i``
 of the vector at position ``m`` is rotated by the angle :math:`m\theta_i` with

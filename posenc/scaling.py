@@ -98,7 +98,7 @@ def ntk_scaling(head_dim: int, factor: float, *, base: float = 10000.0):
 
     References
     ----------
-    bloc97 (2023), "NTK-Aware Scaled RoPE", as described by Peng et al. (2023)
+    bloc97 (2023), "NTK-Aware Scaled RoPE", as described by Peng et al. (2024, ICLR)
     under "NTK-aware" interpolation.
     """
     head_dim = check_int("head_dim", head_dim, minimum=4, even=True)
@@ -151,7 +151,7 @@ def dynamic_ntk_scaling(
     References
     ----------
     Hugging Face ``_compute_dynamic_ntk_parameters`` (credited there to
-    /u/bloc97 and /u/emozilla); Peng et al. (2023), "Dynamic Scaling".
+    /u/bloc97 and /u/emozilla); Peng et al. (2024, ICLR), "Dynamic Scaling".
     """
     head_dim = check_int("head_dim", head_dim, minimum=4, even=True)
     factor = _factor(factor)
@@ -179,7 +179,7 @@ def yarn_attention_factor(factor: float) -> float:
 
     References
     ----------
-    Peng et al. (2023), the attention scaling of YaRN; Hugging Face ``get_mscale`` in
+    Peng et al. (2024, ICLR), the attention scaling of YaRN; Hugging Face ``get_mscale`` in
     ``_compute_yarn_parameters``.
     """
     factor = _factor(factor)
@@ -229,7 +229,7 @@ def yarn_correction_range(
 
     References
     ----------
-    Peng et al. (2023), "NTK-by-parts" interpolation, and their reference code;
+    Peng et al. (2024, ICLR), "NTK-by-parts" interpolation, and their reference code;
     Hugging Face ``find_correction_range``.
     """
     head_dim = check_int("head_dim", head_dim, minimum=2, even=True)
@@ -294,7 +294,7 @@ def yarn_scaling(
 
     References
     ----------
-    Peng et al. (2023), "YaRN: Efficient Context Window Extension of Large
+    Peng et al. (2024, ICLR), "YaRN: Efficient Context Window Extension of Large
     Language Models"; Hugging Face ``_compute_yarn_parameters``.
     """
     factor = _factor(factor)
