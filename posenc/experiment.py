@@ -187,8 +187,11 @@ def evaluate(config: ExperimentConfig, scheme: str, seed: int, params) -> list:
                 "multiple": k,
                 "loss_all": float(nll.mean()),
                 "loss_beyond": float(nll[:, L:].mean()) if k > 1 else float("nan"),
+                # the targets inside the trained window (what an extension method may damage)
+                "loss_within": float(nll[:, :L].mean()),
                 "floor_all": float(floor.mean()),
                 "floor_beyond": float(floor[:, L:].mean()) if k > 1 else float("nan"),
+                "floor_within": float(floor[:, :L].mean()),
                 "n_tokens": int(nll.size),
             }
             rows.append(row)
@@ -198,8 +201,9 @@ def evaluate(config: ExperimentConfig, scheme: str, seed: int, params) -> list:
             nll = _nll(params, seq, mc, positions=perm.astype(np.float64))
             rows.append({
                 "scheme": f"{scheme} (shuffled positions)", "seed": seed, "eval_len": length, "multiple": 1,
-                "loss_all": float(nll.mean()), "loss_beyond": float("nan"),
-                "floor_all": float(floor.mean()), "floor_beyond": float("nan"), "n_tokens": int(nll.size),
+                "loss_all": float(nll.mean()), "loss_beyond": float("nan"), "loss_within": float(nll[:, :L].mean()),
+                "floor_all": float(floor.mean()), "floor_beyond": float("nan"),
+                "floor_within": float(floor[:, :L].mean()), "n_tokens": int(nll.size),
             })
     return rows
 
@@ -228,7 +232,9 @@ def run_experiment(config: ExperimentConfig, *, progress=None) -> list:
     list of dict
         One row per (scheme or RoPE variant, seed, evaluation length), plus the
         shuffled-position controls: ``scheme, seed, eval_len, multiple, loss_all,
-        loss_beyond, floor_all, floor_beyond, n_tokens, final_train_loss``.
+        loss_beyond, loss_within, floor_all, floor_beyond, floor_within, n_tokens,
+        final_train_loss`` ("beyond": the targets at positions ``>= train_len``; "within":
+        those below it).
     """
     if not isinstance(config, ExperimentConfig):
         raise TypeError(f"config: expected an ExperimentConfig, got {type(config).__name__}")
@@ -258,8 +264,9 @@ def summarize(rows: list) -> list:
     -------
     list of dict
         ``scheme, eval_len, multiple, n_seeds, loss_all_mean, loss_all_std,
-        loss_beyond_mean, loss_beyond_std, floor_all, floor_beyond`` (std over seeds,
-        with ``ddof=1``; NaN for a single seed).
+        loss_beyond_mean, loss_beyond_std, loss_within_mean, loss_within_std, floor_all,
+        floor_beyond, floor_within`` (std over seeds, with ``ddof=1``; NaN for a single
+        seed).
     """
     keys = []
     for r in rows:
@@ -271,12 +278,15 @@ def summarize(rows: list) -> list:
         sel = [r for r in rows if r["scheme"] == scheme and r["eval_len"] == length]
         a = np.array([r["loss_all"] for r in sel])
         b = np.array([r["loss_beyond"] for r in sel])
+        w = np.array([r["loss_within"] for r in sel])
         n = len(sel)
         out.append({
             "scheme": scheme, "eval_len": length, "multiple": sel[0]["multiple"], "n_seeds": n,
             "loss_all_mean": float(a.mean()), "loss_all_std": float(a.std(ddof=1)) if n > 1 else float("nan"),
             "loss_beyond_mean": float(b.mean()), "loss_beyond_std": float(b.std(ddof=1)) if n > 1 else float("nan"),
+            "loss_within_mean": float(w.mean()), "loss_within_std": float(w.std(ddof=1)) if n > 1 else float("nan"),
             "floor_all": sel[0]["floor_all"], "floor_beyond": sel[0]["floor_beyond"],
+            "floor_within": sel[0]["floor_within"],
         })
     return out
 

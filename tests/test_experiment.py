@@ -79,3 +79,17 @@ def test_command_line_help_runs_cleanly():
                          check=True)
     assert "usage: python -m posenc.experiment" in out.stdout
     assert out.stderr == ""  # no RuntimeWarning about a module imported before it ran
+
+
+def test_loss_within_the_trained_window():
+    rows = run_experiment(TINY)
+    for r in rows:
+        if r["multiple"] == 1:
+            assert r["loss_within"] == pytest.approx(r["loss_all"], rel=1e-12)
+        else:  # the whole-sequence loss is a weighted mean of the two parts
+            lo, hi = sorted((r["loss_within"], r["loss_beyond"]))
+            assert lo - 1e-12 <= r["loss_all"] <= hi + 1e-12
+    summary = summarize(rows)
+    s = summary[0]
+    sel = [r["loss_within"] for r in rows if r["scheme"] == s["scheme"] and r["eval_len"] == s["eval_len"]]
+    assert s["loss_within_mean"] == pytest.approx(np.mean(sel))
