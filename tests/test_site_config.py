@@ -64,3 +64,22 @@ def test_mathjax_ships_with_the_site():
     component = (source / posenc_mathjax.COMPONENT).read_text(encoding="utf-8", errors="replace")
     assert 'VERSION="3.2.2"' in component, "not the MathJax 3.2.2 that sphinx-mathjax-offline 0.0.2 ships"
     assert importlib.util.find_spec(posenc_mathjax.PACKAGE) is not None
+
+
+def test_only_plotlys_unknown_mime_warning_is_dropped():
+    import logging
+    import sys
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        import posenc_plotly
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+
+    def record(mime):
+        return logging.LogRecord("sphinx.myst_nb", logging.WARNING, "x.md", 1,
+                                 f"skipping unknown output mime type: {mime}", None, None)
+
+    keep = posenc_plotly._PlotlyMimeWarning().filter
+    assert keep(record("application/vnd.plotly.v1+json")) is False
+    assert keep(record("application/vnd.other+json")) is True
