@@ -9,7 +9,7 @@ system's ``chromium`` and ``chromedriver``. On each page:
 - every image is decoded;
 - MathJax typeset every formula (every ``.math`` element) with no MathJax error;
 - every internal link leads to a file of the site, and its ``#anchor`` to an element;
-- nothing scrolls sideways at a 375-pixel-wide viewport;
+- nothing scrolls sideways at a 375-pixel-wide viewport, and images keep their proportions there;
 - a cell whose output is only a figure folds its code (the ``hide-input`` toggle), and a
   folded cell shows its output but not its code;
 - each interactive figure (``.posenc-interactive``) is drawn by Plotly, and moving its
@@ -220,6 +220,20 @@ Promise.allSettled(imgs.map((img) => img.decode())).then((results) => {
 });
 """
 
+# An image squeezed into a narrow column keeps its proportions (a fixed height would not).
+_DISTORTED_JS = """
+const bad = [];
+Array.from(document.images).forEach((img) => {
+  const r = img.getBoundingClientRect();
+  if (r.width > 0 && r.height > 0 && img.naturalWidth > 0 && img.naturalHeight > 0) {
+    const shown = r.width / r.height, natural = img.naturalWidth / img.naturalHeight;
+    if (Math.abs(shown / natural - 1) > 0.03)
+      bad.push(img.getAttribute('src') + ' (' + Math.round(r.width) + 'x' + Math.round(r.height) + ')');
+  }
+});
+return bad;
+"""
+
 _EXTERNAL_JS = """
 const here = location.origin;
 const local = (u) => u.startsWith(here) || u.startsWith('data:') || u.startsWith('blob:') ||
@@ -348,11 +362,13 @@ def check_overflow(driver) -> list[str]:
             return [width, view, culprits];
             """
         )
+        distorted = driver.execute_script(_DISTORTED_JS)
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    problems = [f"image drawn out of proportion at {PHONE_WIDTH} px: {d}" for d in distorted]
     if width > view:
-        return [f"scrolls sideways at {PHONE_WIDTH} px: content {width} px wide; e.g. {culprits}"]
-    return []
+        problems.append(f"scrolls sideways at {PHONE_WIDTH} px: content {width} px wide; e.g. {culprits}")
+    return problems
 
 
 def _move_control(driver, plot_id: str, state: dict) -> None:
@@ -631,6 +647,15 @@ def test_breakage_viewport_width_is_caught(browser, broken_copy):
     with serve(broken_copy) as url:
         result = check_page(browser, url, broken_copy, page, interact=False)
     assert result["problems"].get("overflow"), result["problems"]
+
+
+def test_breakage_squeezed_image_is_caught(browser, broken_copy):
+    """Without the stylesheet's height: auto, a figure narrowed to a phone is stretched."""
+    page = _a_page_with(broken_copy, "<img ")
+    _break(broken_copy, "_static/custom.css", "height: auto !important;", "")
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    assert any("out of proportion" in p for p in result["problems"].get("overflow", [])), result["problems"]
 
 
 def test_breakage_dead_control_is_caught(browser, broken_copy):
