@@ -83,3 +83,29 @@ def test_only_plotlys_unknown_mime_warning_is_dropped():
     keep = posenc_plotly._PlotlyMimeWarning().filter
     assert keep(record("application/vnd.plotly.v1+json")) is False
     assert keep(record("application/vnd.other+json")) is True
+
+
+def test_only_the_font_preloads_are_dropped():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        import posenc_theme
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+    page = (
+        "<head>\n"
+        '  <link rel="preload" as="font" type="font/woff2" crossorigin '
+        'href="../_static/vendor/fontawesome/6.5.2/webfonts/fa-solid-900.woff2" />\n'
+        '<link rel="preload" as="font" type="font/woff2" crossorigin '
+        'href="_static/vendor/fontawesome/6.5.2/webfonts/fa-brands-400.woff2" />\n'
+        '<link rel="preload" as="script" href="_static/scripts/bootstrap.js" />\n'
+        '<link href="_static/vendor/fontawesome/6.5.2/css/all.min.css" rel="stylesheet" />\n'
+        "</head>\n"
+    )
+    assert posenc_theme.drop_font_preloads(page) == (
+        "<head>\n"
+        '<link rel="preload" as="script" href="_static/scripts/bootstrap.js" />\n'
+        '<link href="_static/vendor/fontawesome/6.5.2/css/all.min.css" rel="stylesheet" />\n'
+        "</head>\n"
+    )
