@@ -24,12 +24,26 @@ def use_book_style() -> None:
 
     Figures default to 6.4 x 3.6 inches at 110 dpi with 11-point text, so that a
     figure scaled to a phone's width keeps readable labels.
+
+    Two settings are for the HTML book:
+
+    - every figure has an opaque white background, set explicitly rather than left to
+      the backend's defaults: a transparent figure would put its black labels on the
+      dark background of the theme's dark mode, and
+    - in a notebook kernel, figures are sent as pixel-doubled PNG ("retina": 220 dpi,
+      with the 110-dpi size in the output's metadata), so they stay crisp on
+      high-density screens and keep their size on the page.
     """
     import matplotlib as mpl
     from cycler import cycler
 
     mpl.rcParams.update(
         {
+            "figure.facecolor": "white",
+            "figure.edgecolor": "white",
+            "savefig.facecolor": "white",
+            "savefig.edgecolor": "white",
+            "axes.facecolor": "white",
             "figure.figsize": (6.4, 3.6),
             "figure.dpi": 110,
             "savefig.dpi": 110,
@@ -50,3 +64,18 @@ def use_book_style() -> None:
             + cycler(linestyle=["-", "--", "-.", ":"]),
         }
     )
+    _use_retina_png()
+
+
+def _use_retina_png() -> None:
+    """In an IPython kernel, display figures as pixel-doubled PNG; elsewhere do nothing."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython ships with the book's stack
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+    set_matplotlib_formats("retina")

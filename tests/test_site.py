@@ -1,0 +1,734 @@
+"""The built book, checked the way a reader sees it: every page in headless Chromium.
+
+The site in ``_build/html`` (or ``$POSENC_SITE``) is served on 127.0.0.1 and every page
+is opened in headless Chromium, driven by Selenium (pinned in requirements.txt) with the
+system's ``chromium`` and ``chromedriver``. On each page:
+
+- no error in the browser console (a script error, a resource that failed to load);
+- nothing is fetched from another host: the book works offline;
+- every image is decoded;
+- MathJax typeset every formula (every ``.math`` element) with no MathJax error;
+- every internal link leads to a file of the site, and its ``#anchor`` to an element;
+- nothing scrolls sideways at a 375-pixel-wide viewport, and images keep their proportions there;
+- a cell whose output is only a figure folds its code (the ``hide-input`` toggle), and a
+  folded cell shows its output but not its code;
+- each interactive figure (``.posenc-interactive``) is drawn by Plotly, and moving its
+  control (a slider step, a drop-down entry) changes what is drawn.
+
+The pages are the book's table of contents (``_toc.yml``) plus every other page Sphinx
+wrote (index, search, ...). The last tests break a copy of the site on purpose, once per
+kind of check, and show that the check fails.
+
+``make test`` runs this file after the strict build. Without Chromium the browser tests
+are skipped with a message saying how to install it, unless ``POSENC_REQUIRE_BROWSER=1``
+(set by ``.ci/run``), which makes its absence a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import json
+import os
+import pathlib
+import re
+import shutil
+import threading
+import urllib.parse
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SITE = pathlib.Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
+REQUIRE = os.environ.get("POSENC_REQUIRE_BROWSER", "") not in ("", "0")
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
+DRIVER_NAMES = ("chromedriver",)
+INSTALL_HINT = (
+    "install Chromium and its driver: `sudo apt-get install chromium chromium-driver` (Debian) "
+    "or `sudo apt-get install chromium-browser chromium-chromedriver` (Ubuntu); "
+    "or set POSENC_CHROMIUM and POSENC_CHROMEDRIVER to their paths"
+)
+PHONE_WIDTH = 375
+DESKTOP = (1280, 900)
+PAGE_TIMEOUT = 60  # seconds for MathJax or Plotly to finish on a slow, shared machine
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def toc_docnames(toc: pathlib.Path = ROOT / "_toc.yml") -> list[str]:
+    """The book's pages in reading order, from the table of contents."""
+    data = yaml.safe_load(toc.read_text(encoding="utf-8"))
+    names = [data["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                names.append(entry["file"])
+            walk(entry.get("sections"))
+
+    for part in data.get("parts", []):
+        walk(part.get("chapters"))
+    walk(data.get("chapters"))
+    return [re.sub(r"\.(md|ipynb|rst)$", "", n) for n in names]
+
+
+def site_pages(site: pathlib.Path) -> list[str]:
+    """Every HTML page of the site (relative paths), the table of contents' first."""
+    toc = [f"{d}.html" for d in toc_docnames()]
+    others = sorted(
+        p.relative_to(site).as_posix()
+        for p in site.rglob("*.html")
+        if not p.relative_to(site).parts[0].startswith("_")
+    )
+    return toc + [p for p in others if p not in toc]
+
+
+def _find(env: str, names) -> str | None:
+    if os.environ.get(env):
+        return os.environ[env]
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _need_site():
+    if not (SITE / "index.html").is_file():
+        message = f"no built site at {SITE}: run `make book` first (make test builds it before this test)"
+        if REQUIRE:
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def _need_browser() -> tuple[str, str]:
+    chromium, driver = _find("POSENC_CHROMIUM", CHROMIUM_NAMES), _find("POSENC_CHROMEDRIVER", DRIVER_NAMES)
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        chromium = None
+    if not (chromium and driver):
+        message = f"browser test skipped: no headless Chromium/chromedriver/selenium found; {INSTALL_HINT}"
+        if REQUIRE:
+            pytest.fail(message + " (POSENC_REQUIRE_BROWSER is set)")
+        pytest.skip(message)
+    return chromium, driver
+
+
+# --------------------------------------------------------------------------- server and browser
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def end_headers(self):
+        # Never cached: a later server may get the same port and serve a changed copy.
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+
+@contextlib.contextmanager
+def serve(directory: pathlib.Path):
+    """Serve ``directory`` on 127.0.0.1 (a free port) for the duration of the block."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def make_driver(chromium: str, chromedriver: str):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        f"--window-size={DESKTOP[0]},{DESKTOP[1]}",
+        "--hide-scrollbars",
+        # Offline, as a reader without a network: any request to another host fails.
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+    driver.set_page_load_timeout(PAGE_TIMEOUT)
+    driver.set_script_timeout(PAGE_TIMEOUT)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _need_site()
+    chromium, chromedriver = _need_browser()
+    driver = make_driver(chromium, chromedriver)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module")
+def site_url():
+    _need_site()
+    with serve(SITE) as url:
+        yield url
+
+
+# --------------------------------------------------------------------------- the checks
+
+_MATHJAX_JS = """
+const done = arguments[arguments.length - 1];
+const formulas = document.querySelectorAll('.math');
+if (formulas.length === 0) { done({formulas: 0}); return; }
+if (!window.MathJax || !window.MathJax.startup || !window.MathJax.startup.promise) {
+  done({formulas: formulas.length, error: 'MathJax did not load'}); return;
+}
+MathJax.startup.promise.then(() => {
+  const untypeset = [], errors = [];
+  formulas.forEach((el) => {
+    if (!el.querySelector('mjx-container')) untypeset.push(el.textContent.trim().slice(0, 80));
+    el.querySelectorAll('mjx-merror').forEach((e) =>
+      errors.push((e.getAttribute('data-mjx-error') || e.textContent).slice(0, 120) + ' in ' +
+                  el.textContent.trim().slice(0, 60)));
+  });
+  done({formulas: formulas.length,
+        containers: document.querySelectorAll('.math mjx-container').length,
+        untypeset: untypeset, errors: errors});
+}).catch((e) => done({formulas: formulas.length, error: String(e)}));
+"""
+
+_IMAGES_JS = """
+const done = arguments[arguments.length - 1];
+const imgs = Array.from(document.images);
+imgs.forEach((img) => { img.loading = 'eager'; });
+Promise.allSettled(imgs.map((img) => img.decode())).then((results) => {
+  const bad = [];
+  results.forEach((r, i) => {
+    const img = imgs[i];
+    if (r.status !== 'fulfilled' || !img.complete || img.naturalWidth === 0)
+      bad.push(img.getAttribute('src'));
+  });
+  done({count: imgs.length, bad: bad});
+});
+"""
+
+# An image squeezed into a narrow column keeps its proportions (a fixed height would not).
+_DISTORTED_JS = """
+const bad = [];
+Array.from(document.images).forEach((img) => {
+  const r = img.getBoundingClientRect();
+  if (r.width > 0 && r.height > 0 && img.naturalWidth > 0 && img.naturalHeight > 0) {
+    const shown = r.width / r.height, natural = img.naturalWidth / img.naturalHeight;
+    if (Math.abs(shown / natural - 1) > 0.03)
+      bad.push(img.getAttribute('src') + ' (' + Math.round(r.width) + 'x' + Math.round(r.height) + ')');
+  }
+});
+return bad;
+"""
+
+_EXTERNAL_JS = """
+const here = location.origin;
+const local = (u) => u.startsWith(here) || u.startsWith('data:') || u.startsWith('blob:') ||
+                     u.startsWith('file:') || u.startsWith('about:');
+const urls = performance.getEntriesByType('resource').map((e) => e.name);
+document.querySelectorAll('script[src], link[href][rel~="stylesheet"], img[src], iframe[src]')
+  .forEach((el) => urls.push(el.src || el.href));
+return Array.from(new Set(urls.filter((u) => !local(u))));
+"""
+
+_CELLS_JS = """
+// checkVisibility: false inside a closed <details> (content-visibility) or display: none.
+const shown = (el) => !!el && (el.checkVisibility ? el.checkVisibility() : el.getClientRects().length > 0);
+const out = {folded: 0, unfolded_figures: [], hidden_outputs: [], shown_inputs: []};
+document.querySelectorAll('div.cell').forEach((cell, i) => {
+  const input = cell.querySelector('.cell_input');
+  const output = cell.querySelector('.cell_output');
+  const label = (cell.querySelector('figure[id]') || {}).id || ('cell ' + i);
+  if (cell.classList.contains('tag_hide-input')) {
+    out.folded += 1;
+    if (shown(input)) out.shown_inputs.push(label);
+    if (output && !shown(output)) out.hidden_outputs.push(label);
+    return;
+  }
+  if (!input || !output) return;
+  const figure = output.querySelector('img, .posenc-interactive');
+  const text = output.querySelector('.output.stream, .output.text_plain, .output.traceback, ' +
+                                    '.output.stderr, table, .output.text_latex');
+  if (figure && !text) out.unfolded_figures.push(label);
+});
+return out;
+"""
+
+_INTERACTIVE_IDS_JS = """
+return Array.from(document.querySelectorAll('.posenc-interactive')).map((el) => el.id);
+"""
+
+# What the plot draws: for every trace Plotly has drawn (a scatter line, a heat map, ...),
+# its index, name and data, read from the data Plotly bound to the drawn element. Positions
+# on the page are left out: a control that switches nothing may still nudge the margins.
+_PLOT_STATE_JS = """
+const el = document.getElementById(arguments[0]);
+if (!el || !el.classList.contains('js-plotly-plot') || !el.querySelector('svg.main-svg'))
+  return null;
+const drawn = [];
+el.querySelectorAll('g.trace, g.hm').forEach((g) => {
+  const cd = g.__data__;
+  const t = cd && cd[0] && cd[0].trace;
+  if (!t) return;
+  drawn.push(JSON.stringify([t.index, t.name, t.x, t.y, t.z]));
+});
+drawn.sort();
+const slider = (el._fullLayout.sliders || [])[0];
+const menu = (el._fullLayout.updatemenus || [])[0];
+return {drawn: drawn.join('\\n'), traces: drawn.length,
+        control: slider ? 'slider' : (menu ? 'dropdown' : null),
+        active: slider ? slider.active : (menu ? menu.active : null),
+        steps: slider ? slider.steps.length : (menu ? menu.buttons.length : 0)};
+"""
+
+
+def _wait(driver, js: str, *args, timeout: float = PAGE_TIMEOUT):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.2).until(lambda d: d.execute_script(js, *args))
+
+
+def load(driver, url: str) -> None:
+    """Open ``url`` and wait until that document (not the one before it) has loaded.
+
+    A page that redirects (``index.html``'s meta refresh) is followed to its target.
+    """
+    driver.execute_script("window.__posencOld = true;")  # marks the document being left
+    driver.get(url)
+    _wait(driver, "return !window.__posencOld && document.readyState === 'complete';")
+    if driver.execute_script("return !!document.querySelector('meta[http-equiv=\"refresh\"]');"):
+        _wait(
+            driver,
+            "return location.href.split('#')[0] !== arguments[0] && document.readyState === 'complete';",
+            url.split("#")[0],
+        )
+
+
+def _console_errors(driver) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+@functools.lru_cache(maxsize=None)
+def _anchors(path: pathlib.Path) -> frozenset:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(path.read_text(encoding="utf-8", errors="replace"), "html.parser")
+    return frozenset(
+        [t["id"] for t in soup.find_all(id=True)] + [t["name"] for t in soup.find_all("a", attrs={"name": True})]
+    )
+
+
+def check_links(driver, base_url: str, site: pathlib.Path) -> list[str]:
+    """Every link to the site itself resolves to a file, and its anchor to an element."""
+    hrefs = driver.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href);")
+    problems = []
+    for href in sorted(set(hrefs)):
+        if not href.startswith(base_url):
+            continue  # another host (cited papers), mailto:, javascript:
+        url = urllib.parse.urlsplit(href)
+        rel = urllib.parse.unquote(url.path[len(urllib.parse.urlsplit(base_url).path):])
+        target = site / rel
+        if rel == "" or target.is_dir():
+            target = target / "index.html"
+        if not target.is_file():
+            problems.append(f"{href}: no such file {target.relative_to(site)}")
+            continue
+        fragment = urllib.parse.unquote(url.fragment)
+        if fragment and target.suffix == ".html" and fragment not in _anchors(target):
+            problems.append(f"{href}: no element with id {fragment!r} in {target.relative_to(site)}")
+    return problems
+
+
+def check_overflow(driver) -> list[str]:
+    """At a 375-pixel viewport, the page must not scroll sideways."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": PHONE_WIDTH, "height": 800, "deviceScaleFactor": 2, "mobile": False},
+    )
+    try:
+        driver.execute_script("return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));")
+        width, view, culprits = driver.execute_script(
+            """
+            const view = document.documentElement.clientWidth;
+            const width = Math.max(document.documentElement.scrollWidth, document.body.scrollWidth);
+            const culprits = [];
+            if (width > view) {
+              document.querySelectorAll('body *').forEach((el) => {
+                const r = el.getBoundingClientRect();
+                if (r.right > view + 1 && r.width > 0 && culprits.length < 5)
+                  culprits.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
+                                (el.className && el.className.baseVal === undefined ?
+                                 '.' + String(el.className).trim().split(/\\s+/).join('.') : '') +
+                                ' (right edge ' + Math.round(r.right) + ')');
+              });
+            }
+            return [width, view, culprits];
+            """
+        )
+        distorted = driver.execute_script(_DISTORTED_JS)
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    problems = [f"image drawn out of proportion at {PHONE_WIDTH} px: {d}" for d in distorted]
+    if width > view:
+        problems.append(f"scrolls sideways at {PHONE_WIDTH} px: content {width} px wide; e.g. {culprits}")
+    return problems
+
+
+def _move_control(driver, plot_id: str, state: dict) -> None:
+    """Move a figure's control, as a reader would: click a slider step or a menu entry."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    plot = driver.find_element(By.ID, plot_id)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", plot)
+    target = 0 if state["active"] == state["steps"] - 1 else state["steps"] - 1
+    if state["control"] == "slider":
+        rail = plot.find_element(By.CSS_SELECTOR, ".slider-container rect.slider-rail-touch-rect")
+        half = rail.size["width"] / 2
+        offset = (half - 3) if target > 0 else (3 - half)
+        ActionChains(driver).move_to_element_with_offset(rail, int(offset), 0).click().perform()
+    else:
+        header = plot.find_element(By.CSS_SELECTOR, ".updatemenu-container .updatemenu-header-group")
+        ActionChains(driver).move_to_element(header).click().perform()
+        _wait(driver, "return arguments[0].querySelectorAll('.updatemenu-dropdown-button').length > 0;",
+              plot, timeout=10)
+        buttons = plot.find_elements(By.CSS_SELECTOR, ".updatemenu-dropdown-button")
+        ActionChains(driver).move_to_element(buttons[target]).click().perform()
+
+
+def check_interactive(driver) -> tuple[int, list[str]]:
+    """Each interactive figure renders, and moving its control changes what is drawn."""
+    from selenium.common.exceptions import TimeoutException
+
+    problems = []
+    ids = driver.execute_script(_INTERACTIVE_IDS_JS)
+    for plot_id in ids:
+        try:
+            before = _wait(driver, _PLOT_STATE_JS, plot_id)
+        except TimeoutException:
+            problems.append(f"{plot_id}: Plotly drew nothing")
+            continue
+        if before["traces"] == 0:
+            problems.append(f"{plot_id}: the plot has no trace drawn")
+        if before["control"] is None or before["steps"] < 2:
+            problems.append(f"{plot_id}: no slider or drop-down with two states or more")
+            continue
+        try:
+            _move_control(driver, plot_id, before)
+            after = _wait(
+                driver,
+                "const s = (function () {" + _PLOT_STATE_JS + "}).apply(null, arguments);"
+                " return s && s.active !== arguments[1] ? s : null;",
+                plot_id,
+                before["active"],
+                timeout=15,
+            )
+        except TimeoutException:
+            problems.append(f"{plot_id}: the {before['control']} did not move")
+            continue
+        except Exception as exc:  # noqa: BLE001 - reported as a failure of this figure
+            problems.append(f"{plot_id}: could not operate the {before['control']}: {type(exc).__name__}: {exc}")
+            continue
+        if after["drawn"] == before["drawn"]:
+            problems.append(f"{plot_id}: moving the {before['control']} changed nothing drawn")
+    return len(ids), problems
+
+
+def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: bool = True) -> dict:
+    """Open one page and run every check; returns the problems found, by kind, and counts."""
+    driver.get_log("browser")  # drop what earlier pages left
+    load(driver, urllib.parse.urljoin(base_url, page))
+    problems: dict[str, list[str]] = {}
+    math = driver.execute_async_script(_MATHJAX_JS)
+    problems["math"] = ([math["error"]] if "error" in math else []) + [
+        f"not typeset: {t}" for t in math.get("untypeset", [])
+    ] + [f"MathJax error: {e}" for e in math.get("errors", [])]
+    images = driver.execute_async_script(_IMAGES_JS)
+    problems["images"] = [f"not decoded: {src}" for src in images["bad"]]
+    problems["links"] = check_links(driver, base_url, site)
+    cells = driver.execute_script(_CELLS_JS)
+    problems["cells"] = (
+        [f"figure-only cell shows its code (tag it hide-input): {c}" for c in cells["unfolded_figures"]]
+        + [f"folded cell shows its code: {c}" for c in cells["shown_inputs"]]
+        + [f"folded cell hides its output: {c}" for c in cells["hidden_outputs"]]
+    )
+    n_interactive, problems["interactive"] = check_interactive(driver) if interact else (0, [])
+    problems["overflow"] = check_overflow(driver)
+    problems["offline"] = [f"fetched from another host: {u}" for u in driver.execute_script(_EXTERNAL_JS)]
+    problems["console"] = _console_errors(driver)
+    return {
+        "problems": {k: v for k, v in problems.items() if v},
+        "formulas": math.get("formulas", 0),
+        "images": images["count"],
+        "folded": cells["folded"],
+        "interactive": n_interactive,
+    }
+
+
+# --------------------------------------------------------------------------- the tests
+
+SUMMARY: dict[str, dict] = {}
+
+
+def _pages_for_params() -> list[str]:
+    if (SITE / "index.html").is_file():
+        return site_pages(SITE)
+    return [f"{d}.html" for d in toc_docnames()]
+
+
+@pytest.mark.parametrize("page", _pages_for_params())
+def test_page(browser, site_url, page):
+    if not (SITE / page).is_file():
+        pytest.fail(f"{page} (in _toc.yml) was not built")
+    result = check_page(browser, site_url, SITE, page)
+    SUMMARY[page] = result
+    assert not result["problems"], f"{page}: " + json.dumps(result["problems"], indent=1)
+
+
+def test_summary(browser, site_url):
+    """Print the totals (pages, formulas, images, figures) and the site's weight."""
+    if not SUMMARY:
+        pytest.skip("no page was checked")
+    total = sum(p.stat().st_size for p in SITE.rglob("*") if p.is_file())
+    heaviest = max(SUMMARY, key=lambda page: page_weight(SITE, page))
+    lines = [
+        f"pages checked: {len(SUMMARY)}",
+        f"formulas typeset: {sum(r['formulas'] for r in SUMMARY.values())}",
+        f"images decoded: {sum(r['images'] for r in SUMMARY.values())}",
+        f"folded figure cells: {sum(r['folded'] for r in SUMMARY.values())}",
+        f"interactive figures operated: {sum(r['interactive'] for r in SUMMARY.values())}",
+        f"site size: {total / 2**20:.1f} MiB; heaviest page: {heaviest} "
+        f"({page_weight(SITE, heaviest) / 2**20:.2f} MiB, HTML plus its images)",
+    ]
+    lines += [f"  {page}: {r['formulas']} formulas, {r['images']} images, {r['interactive']} interactive"
+              for page, r in SUMMARY.items()]
+    print("\n" + "\n".join(lines))
+    assert sum(r["formulas"] for r in SUMMARY.values()) > 0
+
+
+def page_weight(site: pathlib.Path, page: str) -> int:
+    """Bytes of a page's HTML plus the images it shows (shared scripts and styles excluded)."""
+    from bs4 import BeautifulSoup
+
+    path = site / page
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    size = path.stat().st_size
+    for src in {img.get("src", "") for img in soup.find_all("img")}:
+        if src and not src.startswith(("data:", "http:", "https:")):
+            target = (path.parent / urllib.parse.unquote(src.split("#")[0])).resolve()
+            if target.is_file():
+                size += target.stat().st_size
+    return size
+
+
+def test_pages_opened_from_disk_work(browser):
+    """Opened as files (no server, no network), the pages typeset and draw their figures."""
+    browser.get((SITE / "index.html").as_uri())
+    _wait(browser, "return document.readyState === 'complete' && !location.pathname.endsWith('/index.html');")
+    pages = [p for p in site_pages(SITE) if p != "index.html"]
+    formulas = 0
+    for page in pages:
+        browser.get_log("browser")
+        load(browser, (SITE / page).as_uri())
+        math = browser.execute_async_script(_MATHJAX_JS)
+        assert "error" not in math and not math.get("untypeset") and not math.get("errors"), (page, math)
+        formulas += math["formulas"]
+        n, problems = check_interactive(browser)
+        assert not problems, (page, problems)
+        errors = _console_errors(browser)
+        assert not errors, (page, errors)
+    assert formulas > 0
+
+
+def test_chapters_offer_their_executed_notebook():
+    """Each chapter page links its executed notebook (.ipynb, with outputs) for download."""
+    _need_site()
+    from bs4 import BeautifulSoup
+
+    chapters = [d for d in toc_docnames() if d.startswith("chapters/")]
+    assert chapters
+    for doc in chapters:
+        page = SITE / f"{doc}.html"
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        links = [a["href"] for a in soup.find_all("a", href=True) if a["href"].endswith(".ipynb")]
+        assert links, f"{doc}.html offers no .ipynb download"
+        notebook = (page.parent / links[0]).resolve()
+        data = json.loads(notebook.read_text(encoding="utf-8"))
+        code = [c for c in data["cells"] if c["cell_type"] == "code"]
+        assert code and any(c.get("outputs") for c in code), f"{notebook.name} has no executed outputs"
+
+
+# --------------------------------------------------------------------------- deliberate breakages
+
+
+def _a_page_with(site: pathlib.Path, marker: str) -> str:
+    for page in site_pages(site):
+        if marker in (site / page).read_text(encoding="utf-8"):
+            return page
+    pytest.fail(f"no page contains {marker!r}")
+
+
+@pytest.fixture
+def broken_copy(tmp_path):
+    """A fresh copy of the built site, to break one thing in (the built site is never touched)."""
+    _need_site()
+    copy = tmp_path / "html"
+    shutil.copytree(SITE, copy)
+    return copy
+
+
+def _break(copy: pathlib.Path, page: str, old: str, new: str) -> None:
+    path = copy / page
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {page}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_breakage_link_is_caught(browser, broken_copy):
+    page = _a_page_with(broken_copy, 'class="reference internal" href="')
+    _break(broken_copy, page, 'class="reference internal" href="', 'class="reference internal" href="no-such-page.html')
+    _anchors.cache_clear()
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    assert any("no-such-page" in p for p in result["problems"].get("links", [])), result["problems"]
+
+
+def test_breakage_anchor_is_caught(browser, broken_copy):
+    page = _a_page_with(broken_copy, 'href="#')
+    text = (broken_copy / page).read_text(encoding="utf-8")
+    anchor = re.search(r'href="#([^"]+)"', text).group(1)
+    _break(broken_copy, page, f'id="{anchor}"', 'id="renamed-anchor"')
+    _anchors.cache_clear()
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    assert any(anchor in p for p in result["problems"].get("links", [])), result["problems"]
+
+
+@pytest.mark.parametrize("how", ["missing", "corrupt"])
+def test_breakage_image_is_caught(browser, broken_copy, how):
+    page = _a_page_with(broken_copy, "<img ")
+    src = re.search(r'<img [^>]*src="([^"]+\.png)"', (broken_copy / page).read_text(encoding="utf-8")).group(1)
+    image = (broken_copy / page).parent / src
+    if how == "missing":
+        image.unlink()
+    else:
+        image.write_bytes(b"this is not a PNG")
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    assert any(src in p for p in result["problems"].get("images", [])), result["problems"]
+
+
+def test_breakage_formula_is_caught(browser, broken_copy):
+    page = _a_page_with(broken_copy, '<span class="math notranslate nohighlight">\\(')
+    _break(
+        broken_copy,
+        page,
+        '<span class="math notranslate nohighlight">\\(',
+        '<span class="math notranslate nohighlight">\\(\\undefinedmacro ',
+    )
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    assert any("undefinedmacro" in p for p in result["problems"].get("math", [])), result["problems"]
+
+
+def test_breakage_mathjax_missing_is_caught(browser, broken_copy):
+    shutil.rmtree(broken_copy / "_static" / "mathjax")
+    page = _a_page_with(broken_copy, "mathjax/tex-chtml.js")
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    assert result["problems"].get("math") and result["problems"].get("console"), result["problems"]
+
+
+def test_breakage_viewport_width_is_caught(browser, broken_copy):
+    page = _a_page_with(broken_copy, '<article class="bd-article">')
+    _break(broken_copy, page, '<article class="bd-article">',
+           '<article class="bd-article"><div style="width:600px">a line wider than a phone</div>')
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    assert result["problems"].get("overflow"), result["problems"]
+
+
+def test_breakage_squeezed_image_is_caught(browser, broken_copy):
+    """Without the stylesheet's height: auto, a figure narrowed to a phone is stretched."""
+    page = _a_page_with(broken_copy, "<img ")
+    _break(broken_copy, "_static/custom.css", "height: auto !important;", "")
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    assert any("out of proportion" in p for p in result["problems"].get("overflow", [])), result["problems"]
+
+
+def test_breakage_dead_control_is_caught(browser, broken_copy):
+    """An interactive figure whose control switches nothing is caught."""
+    page = _a_page_with(broken_copy, 'class="posenc-interactive"')
+    text = (broken_copy / page).read_text(encoding="utf-8")
+    # Make every state show the same traces: the control still moves, but nothing changes.
+    plot_json = re.search(r'<script type="application/json" id="([a-z0-9-]+)-json">(.*?)</script>', text, re.S)
+    figure = json.loads(plot_json.group(2))
+    for control in figure["layout"].get("sliders", []) + figure["layout"].get("updatemenus", []):
+        steps = control.get("steps") or control.get("buttons")
+        for step in steps:
+            step["args"] = [{}]
+    _break(broken_copy, page, plot_json.group(2), json.dumps(figure))
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page)
+    problems = result["problems"].get("interactive", [])
+    assert any(plot_json.group(1) in p and "changed nothing" in p for p in problems), result["problems"]
+
+
+def _figure_page(copy: pathlib.Path, control: str, dead: bool) -> str:
+    """A page of the copied site holding one posenc interactive figure with ``control``."""
+    import numpy as np
+
+    from posenc.interactive import interactive_figure
+
+    x = np.arange(8.0)
+    states = [[{"x": x, "y": np.sin(x * k), "name": "sin", "mode": "lines"}] for k in (0.5, 1.0, 1.5)]
+    fig = interactive_figure(states, name=f"test-{control}", labels=["a", "b", "c"], control=control)
+    html = fig.to_html()
+    if dead:  # the control moves but switches nothing
+        data = json.loads(fig.to_json())
+        for menu in data["layout"].get("sliders", []) + data["layout"].get("updatemenus", []):
+            for step in menu.get("steps") or menu.get("buttons"):
+                step["args"] = [{}]
+        html = html.replace(fig.to_json(), json.dumps(data))
+    page = f"test-{control}.html"
+    (copy / page).write_text(
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>t</title>'
+        '<link rel="icon" href="_static/favicon.svg">'
+        '<script src="_static/plotly.min.js"></script></head>'
+        f'<body style="margin:0"><div style="max-width:700px">{html}</div></body></html>',
+        encoding="utf-8",
+    )
+    return page
+
+
+@pytest.mark.parametrize("control", ["slider", "dropdown"])
+def test_both_controls_are_operated(browser, broken_copy, control):
+    """The interactive check works a slider and a drop-down; a control that switches nothing fails it."""
+    live, dead = _figure_page(broken_copy, control, dead=False), None
+    with serve(broken_copy) as url:
+        load(browser, url + live)
+        n, problems = check_interactive(browser)
+        assert n == 1 and not problems, (problems, browser.current_url, browser.page_source[:300])
+        dead = _figure_page(broken_copy, control, dead=True)
+        load(browser, url + dead)
+        n, problems = check_interactive(browser)
+    assert n == 1 and any("changed nothing" in p for p in problems), problems
