@@ -259,14 +259,16 @@ def interactive_figure(
         "font": font,
         "paper_bgcolor": "#ffffff",
         "plot_bgcolor": "#ffffff",
-        "margin": {"l": 60, "r": 20, "t": 50 if title else 20, "b": 110},
+        # room above the plot for the legend (one or two rows on a phone) and the title
+        "margin": {"l": 60, "r": 20, "t": 110 if title else 60, "b": 120},
         "xaxis": dict(axis, title={"text": x_title}),
         "yaxis": dict(axis, title={"text": y_title}),
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         "hovermode": "closest",
     }
     if title:
-        lay["title"] = {"text": title, "x": 0.02, "xanchor": "left"}
+        lay["title"] = {"text": title, "x": 0.02, "xanchor": "left", "y": 0.98, "yref": "container",
+                        "yanchor": "top", "font": {"size": 14}}
     if x_range is not None:
         lay["xaxis"]["range"] = _clean(list(x_range), "x_range")
     if y_range is not None:
@@ -275,7 +277,7 @@ def interactive_figure(
         lay["sliders"] = [{
             "active": initial,
             "currentvalue": {"prefix": control_label, "font": {"size": 14}},
-            "pad": {"t": 45, "b": 10},
+            "pad": {"t": 60, "b": 10},  # below the x-axis title, also when it wraps
             "len": 1.0,
             "x": 0,
             "steps": steps,
