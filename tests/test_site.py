@@ -433,16 +433,24 @@ def check_interactive(driver) -> tuple[int, list[str]]:
             continue
         try:
             _move_control(driver, plot_id, before)
+            # Wait for the control to move and Plotly to redraw (the redraw may follow the
+            # control's own update by a frame); a control that moves but draws nothing new
+            # times out here and is told apart below.
             after = _wait(
                 driver,
-                "const s = (function () {" + _PLOT_STATE_JS + "}).apply(null, arguments);"
-                " return s && s.active !== arguments[1] ? s : null;",
+                "const s = (function () {" + _PLOT_STATE_JS + "}).apply(null, [arguments[0]]);"
+                " return s && s.active !== arguments[1] && s.drawn !== arguments[2] ? s : null;",
                 plot_id,
                 before["active"],
+                before["drawn"],
                 timeout=15,
             )
         except TimeoutException:
-            problems.append(f"{plot_id}: the {before['control']} did not move")
+            now = driver.execute_script(_PLOT_STATE_JS, plot_id)
+            if now and now["active"] != before["active"]:
+                problems.append(f"{plot_id}: moving the {before['control']} changed nothing drawn")
+            else:
+                problems.append(f"{plot_id}: the {before['control']} did not move")
             continue
         except Exception as exc:  # noqa: BLE001 - reported as a failure of this figure
             problems.append(f"{plot_id}: could not operate the {before['control']}: {type(exc).__name__}: {exc}")
