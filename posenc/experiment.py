@@ -31,7 +31,6 @@ from .scaling import linear_scaling, ntk_scaling, yarn_scaling
 
 __all__ = ["ExperimentConfig", "train", "evaluate", "run_experiment", "summarize", "plot_results", "main"]
 
-#: RoPE evaluated with other frequencies (no retraining), and how they are computed.
 #: RoPE models are also evaluated with these frequencies (no retraining): PI, NTK-aware,
 #: YaRN (frequencies and attention temperature), and YaRN's frequencies alone.
 ROPE_VARIANTS = ("rope+pi", "rope+ntk", "rope+yarn", "rope+yarn-freq")
