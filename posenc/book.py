@@ -1,0 +1,111 @@
+"""Glue for the book's chapters: numbers recorded for the text, rounded to what the text shows.
+
+A chapter computes a number and the prose quotes it (MyST-NB's ``{glue:text}`` role).
+The number is stored in the executed notebook, and the notebook regression compares the
+stored text with a re-run character by character.  A float glued with its full ``repr``
+(``3.6108841891612475``) carries its last bits into that comparison, and the last bits
+of a reduction (a norm, a dot product, a matrix product) depend on the BLAS kernel that
+NumPy picked for the CPU it runs on.  :func:`glue` therefore rounds every float to the
+precision the text needs before it is recorded: ``decimals`` digits after the point
+(what a ``{glue:text}`name:.3f``` shows) or ``sig`` significant digits (for values such
+as ``2.4e-07``).  Rounding a value to 3 decimals can still flip between kernels only if
+the value lies within about ``1e-15`` of a rounding boundary, which no chapter's value
+does; ``tests/test_portability.py`` re-runs the chapters under several kernels to show it.
+
+Outside the book (a downloaded notebook run without MyST-NB installed) :func:`glue`
+records nothing and returns the rounded value, so a chapter runs with only ``posenc``,
+NumPy and Matplotlib.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["glue", "rounded"]
+
+
+def rounded(value, *, decimals: int | None = None, sig: int | None = None):
+    """Return ``value`` as the plain Python value the book's text shows.
+
+    Parameters
+    ----------
+    value : int, float, bool, str or NumPy scalar
+        Integers (Python or NumPy), booleans and strings are returned unchanged (NumPy
+        integers as ``int``); a float must say how it is rounded.
+    decimals : int, optional
+        Digits after the decimal point to keep (``round(value, decimals)``); ``0`` gives
+        an ``int``.
+    sig : int, optional
+        Significant digits to keep, for values whose size varies (``2.4e-07``).
+
+    Returns
+    -------
+    int, float, bool or str
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is an array, a complex number or another unsupported type, or a float
+        is given without exactly one of ``decimals`` and ``sig``.
+    ValueError
+        If ``decimals`` is negative, ``sig`` is not positive, or a float is not finite.
+    """
+    if decimals is not None and sig is not None:
+        raise TypeError(f"decimals: {decimals!r} given with sig={sig!r}; expected only one of them")
+    if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral)):
+        raise TypeError(f"decimals: {decimals!r}; expected a non-negative integer")
+    if decimals is not None and decimals < 0:
+        raise ValueError(f"decimals: {decimals!r}; expected a non-negative integer")
+    if sig is not None and (isinstance(sig, bool) or not isinstance(sig, numbers.Integral)):
+        raise TypeError(f"sig: {sig!r}; expected a positive integer")
+    if sig is not None and sig < 1:
+        raise ValueError(f"sig: {sig!r}; expected a positive integer")
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        if not np.isfinite(value):
+            raise ValueError(f"value: {value!r}; expected a finite number")
+        if decimals is None and sig is None:
+            raise TypeError(
+                f"value: the float {value!r} needs decimals= or sig=; expected the precision the text shows"
+            )
+        if sig is not None:
+            return float(f"{value:.{int(sig)}g}")
+        if decimals == 0:
+            return int(round(value))
+        return round(value, int(decimals))
+    raise TypeError(
+        f"value: {type(value).__name__} {value!r}; expected an int, float, bool or str "
+        "(glue one number at a time, not an array)"
+    )
+
+
+def glue(name: str, value, *, decimals: int | None = None, sig: int | None = None):
+    """Record ``value``, rounded by :func:`rounded`, under ``name`` for the chapter's text.
+
+    Within the book (MyST-NB installed) this calls ``myst_nb.glue(name, value,
+    display=False)``, so the text quotes it with ``{glue:text}`name``` (or with a
+    format, ``{glue:text}`name:.3f```, whose digits must not exceed ``decimals``).
+    Without MyST-NB nothing is recorded.  Returns the rounded value.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a non-empty string, or as :func:`rounded` does.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name: {name!r}; expected a non-empty string")
+    value = rounded(value, decimals=decimals, sig=sig)
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:
+        return value
+    myst_glue(name, value, display=False)
+    return value
