@@ -89,3 +89,82 @@ def test_outputs_hold_nothing_volatile(source: pathlib.Path):
                 for what, pattern in VOLATILE.items():
                     match = pattern.search(text if isinstance(text, str) else "".join(text))
                     assert not match, f"{source.name} cell {index} prints {what}: {match.group(0)!r}"
+
+
+GLUE_ROLE = __import__("re").compile(r"\{glue:text\}`([^`]+)`")
+
+
+def glued_values(baseline: pathlib.Path) -> dict[str, str]:
+    """name -> the text/plain a chapter glued (what nbval compares and the text shows)."""
+    values = {}
+    for cell in nbformat.read(baseline, as_version=4).cells:
+        for output in cell.get("outputs", []):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name is not None:
+                values[name] = output["data"]["application/papermill.record/text/plain"]
+    return values
+
+
+def glue_uses() -> list[tuple[str, str, str, str]]:
+    """(page, chapter stem, name, format) of every {glue:text} role in the book's pages."""
+    uses = []
+    pages = sorted(ROOT.glob("*.md")) + SOURCES
+    for page in pages:
+        if page.name == "README.md":
+            continue
+        for ref in GLUE_ROLE.findall(page.read_text()):
+            stem, _, rest = ref.rpartition("::")
+            name, _, fmt = rest.partition(":")
+            uses.append((page.name, pathlib.Path(stem).stem if stem else page.stem, name, fmt))
+    return uses
+
+
+def digits_after_point(text: str) -> int | None:
+    """Digits after the decimal point of a plain float repr; None for ints, strings, exponents."""
+    match = __import__("re").fullmatch(r"-?\d+\.(\d+)", text)
+    return len(match.group(1)) if match else None
+
+
+def significant_digits(text: str) -> int | None:
+    match = __import__("re").fullmatch(r"-?(\d+)\.?(\d*)(e[-+]?\d+)?", text)
+    if not match or ("." not in text and "e" not in text):
+        return None
+    return len((match.group(1) + match.group(2)).lstrip("0"))
+
+
+def test_glued_values_carry_only_the_digits_the_text_shows():
+    """A glued float holds no more digits than its {glue:text} role displays.
+
+    The text shows ``name:.3f`` with 3 decimals; if the stored value had 16, the regression
+    would compare bits that the reader never sees and that depend on the BLAS kernel.
+    ``posenc.book.glue(name, value, decimals=3)`` rounds it; this test finds a glue call that
+    forgot to, or a role whose format shows fewer digits than were glued.
+    """
+    values = {s.stem: glued_values(baseline_for(s)) for s in SOURCES}
+    problems = []
+    uses = glue_uses()
+    assert uses, "no {glue:text} role found: the parser is broken"
+    for page, stem, name, fmt in uses:
+        stored = values.get(stem, {}).get(name)
+        if stored is None:
+            problems.append(f"{page}: {{glue:text}}`{name}` has no glued value in {stem}")
+            continue
+        stored = stored.strip("'\"")
+        fixed = __import__("re").fullmatch(r"\.(\d+)f", fmt)
+        if fixed:
+            shown, kept = int(fixed.group(1)), digits_after_point(stored)
+            if kept is not None and kept > shown:
+                problems.append(f"{page}: {name} is glued as {stored} but shown with {shown} decimals")
+        elif fmt in ("", "s", "d"):
+            sig = significant_digits(stored)
+            if sig is not None and sig > 6:
+                problems.append(f"{page}: {name} is glued with its full repr {stored}")
+    assert not problems, "\n".join(problems)
+
+
+def test_glue_precision_check_can_fail(tmp_path):
+    """The check above flags a full-repr float and a value with more decimals than shown."""
+    assert digits_after_point("3.6108841891612475") == 16
+    assert digits_after_point("0.213") == 3 and digits_after_point("7") is None
+    assert significant_digits("0.21283569503792046") == 17
+    assert significant_digits("2.4e-07") == 2 and significant_digits("12") is None

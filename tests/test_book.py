@@ -1,0 +1,78 @@
+"""posenc.book: glued values are rounded to what the text shows, and bad input is refused."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from posenc.book import glue, rounded
+
+
+@pytest.mark.parametrize(
+    "value, kwargs, expected",
+    [
+        (3.6108841891612475, {"decimals": 3}, 3.611),
+        (np.float64(0.21283569503792046), {"decimals": 4}, 0.2128),
+        (np.float32(2.5e-07), {"sig": 2}, 2.5e-07),
+        (2.449e-07, {"sig": 2}, 2.4e-07),
+        (47117.3, {"decimals": 0}, 47117),
+        (np.int64(7), {}, 7),
+        (True, {}, True),
+        ("ALiBi", {}, "ALiBi"),
+    ],
+)
+def test_rounded(value, kwargs, expected):
+    out = rounded(value, **kwargs)
+    assert out == expected and type(out) is type(expected)
+
+
+def test_rounded_values_do_not_depend_on_the_last_bits():
+    """Two floats one ulp apart (what two BLAS kernels give) glue to the same text."""
+    x = 3.6108841891612475
+    for neighbour in (np.nextafter(x, 0), np.nextafter(x, 10)):
+        assert repr(rounded(neighbour, decimals=4)) == repr(rounded(x, decimals=4)) == "3.6109"
+        assert repr(rounded(neighbour, sig=3)) == "3.61"
+
+
+@pytest.mark.parametrize(
+    "value, kwargs, error, name",
+    [
+        (0.5, {}, TypeError, "value"),
+        (0.5, {"decimals": 2, "sig": 2}, TypeError, "decimals"),
+        (0.5, {"decimals": -1}, ValueError, "decimals"),
+        (0.5, {"decimals": 1.5}, TypeError, "decimals"),
+        (0.5, {"sig": 0}, ValueError, "sig"),
+        (0.5, {"sig": True}, TypeError, "sig"),
+        (math.nan, {"decimals": 2}, ValueError, "value"),
+        (np.arange(3.0), {"decimals": 2}, TypeError, "value"),
+        (1 + 2j, {"decimals": 2}, TypeError, "value"),
+    ],
+)
+def test_rounded_rejects_bad_input(value, kwargs, error, name):
+    with pytest.raises(error, match=rf"^{name}: "):
+        rounded(value, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["", None, 3])
+def test_glue_rejects_a_bad_name(name):
+    with pytest.raises(TypeError, match=r"^name: "):
+        glue(name, 1)
+
+
+def test_glue_returns_the_rounded_value():
+    assert glue("x", 0.123456, decimals=2) == 0.12
+
+
+def test_glue_runs_without_myst_nb():
+    """A downloaded chapter runs where MyST-NB is not installed: glue records nothing."""
+    code = (
+        "import sys; sys.modules['myst_nb'] = None\n"
+        "from posenc.book import glue\n"
+        "print(glue('x', 2.0 / 3.0, decimals=3))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0.667"
