@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := --all -W -n --keep-going
 NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: all venv book test unit regression site-test build baselines format lab lab-setup bench clean
+.PHONY: all venv book test unit regression portability strict-build site-test build baselines format lab lab-setup bench clean
 
 all: book
 
@@ -30,15 +30,29 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
 	@echo "Open _build/html/index.html in a browser."
 
-## make test: unit tests, baseline currency, notebook regression (nbval), strict build,
-## then the browser test of every page of that build (tests/test_site.py).
+## make test: unit tests and baseline currency; then, two at a time on the two cores, the
+## notebook regression (nbval), the strict build and the regression re-run under each
+## other BLAS kernel (tests/test_portability.py); then the browser test of that build.
+# Each kernel of the sweep is its own job (portability-KERNEL), so that the jobs share the cores.
+SWEEP_KERNELS := Sandybridge Haswell Nehalem SkylakeX
 test: $(STAMP)
-	$(BIN)/python -m pytest tests $(NBVAL_FLAGS) --ignore=tests/test_site.py
-	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
+	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py -m "not portability"
+	$(MAKE) -j2 --output-sync=target regression strict-build $(addprefix portability-,$(SWEEP_KERNELS))
 	$(MAKE) site-test
 
+strict-build: $(STAMP)
+	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
+
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py
+	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py -m "not portability"
+
+## make portability: the notebook regression under other OpenBLAS kernels and thread counts
+## (a kernel the CPU lacks is skipped, with the reason).
+portability: $(STAMP)
+	$(BIN)/python -m pytest tests/test_portability.py -m portability -rs
+
+portability-%: $(STAMP)
+	$(BIN)/python -m pytest tests/test_portability.py -m portability -rs -k "$*" -p no:cacheprovider
 
 ## make site-test: the browser test of the built site in _build/html (headless Chromium).
 # Without Chromium it is skipped with a message saying how to install it (-rs prints it);
