@@ -462,9 +462,9 @@ def apply_rope_2d(x, rows, cols, *, base: float = 100.0) -> np.ndarray:
 
     The ``d/2`` planes of a head of width ``d`` (a multiple of 4) are split in two
     groups of ``d/4`` with the same frequencies
-    :math:`	heta_t = 	ext{base}^{-4t/d}`, ``t = 0 .. d/4 - 1``: plane ``t`` is rotated by
-    :math:`c\,	heta_t` (the column, or x coordinate) and plane ``d/4 + t`` by
-    :math:`r\,	heta_t` (the row, or y coordinate). Pairs are interleaved, ``(2i, 2i+1)``,
+    :math:`\theta_t = \text{base}^{-4t/d}`, ``t = 0 .. d/4 - 1``: plane ``t`` is rotated by
+    :math:`c\,\theta_t` (the column, or x coordinate) and plane ``d/4 + t`` by
+    :math:`r\,\theta_t` (the row, or y coordinate). Pairs are interleaved, ``(2i, 2i+1)``,
     as in the complex-number form. The score of a query at ``(r, c)`` and a key at
     ``(r', c')`` then depends on the positions only through ``(r - r', c - c')``.
 
