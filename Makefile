@@ -46,6 +46,25 @@ unit: $(STAMP)
 site-test: $(STAMP)
 	$(BIN)/python -m pytest tests/test_site.py -rs
 
+## make pdf: the whole book as one PDF, _build/latex/book.pdf, through Jupyter Book's LaTeX
+## builder and XeLaTeX (strict, like the HTML), then its checks (tests/test_pdf.py).
+# Its own target, not part of `make test`: it re-executes every chapter (see the README for
+# the TeX packages it needs). A later `make book` then offers the PDF on the site.
+pdf: $(STAMP)
+	$(BIN)/jupyter-book build . --builder pdflatex $(BUILD_FLAGS)
+	$(MAKE) pdf-test
+
+## make pdf-test: Poppler's checks of the PDF already built (skipped with a message without
+## TeX or Poppler; POSENC_REQUIRE_TEX=1, set by .ci/run, makes that a failure).
+pdf-test: $(STAMP)
+	$(BIN)/python -m pytest tests/test_pdf.py -rs
+
+## make dist: posenc's wheel and sdist in dist/, checked by twine.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python -m twine check --strict dist/*
+
 regression: $(STAMP)
 	$(BIN)/python -m pytest tests/baselines tests/test_baselines.py $(NBVAL_FLAGS)
 
