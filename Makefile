@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := --all -W -n --keep-going
 NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: all venv book test unit regression site-test build baselines format lab lab-setup bench clean
+.PHONY: all venv book test unit regression site-test pdf pdf-test dist build baselines format lab lab-setup bench clean
 
 all: book
 
@@ -33,12 +33,12 @@ book: $(STAMP)
 ## make test: unit tests, baseline currency, notebook regression (nbval), strict build,
 ## then the browser test of every page of that build (tests/test_site.py).
 test: $(STAMP)
-	$(BIN)/python -m pytest tests $(NBVAL_FLAGS) --ignore=tests/test_site.py
+	$(BIN)/python -m pytest tests $(NBVAL_FLAGS) --ignore=tests/test_site.py --ignore=tests/test_pdf.py
 	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
 	$(MAKE) site-test
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py
+	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py
 
 ## make site-test: the browser test of the built site in _build/html (headless Chromium).
 # Without Chromium it is skipped with a message saying how to install it (-rs prints it);
