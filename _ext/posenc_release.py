@@ -69,7 +69,8 @@ def _menu(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.connect("config-inited", _version)
-    app.connect("builder-inited", _substitutions)
+    # before MyST reads its configuration (builder-inited, priority 500)
+    app.connect("builder-inited", _substitutions, priority=100)
     # after sphinx-book-theme's header buttons (priority 501)
     app.connect("html-page-context", _menu, priority=502)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -180,9 +180,9 @@ _DASHES = {"dot": ":", "dash": "--", "dashdot": "-.", "longdash": "--", "solid":
 def _still_png(figure: dict) -> bytes:
     import io
 
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
+    # A bare Figure (no pyplot): the kernel's backend and pyplot's figures are untouched,
+    # and savefig renders with Agg. No layout engine: the axes are placed by hand below
+    # (the book style turns constrained layout on, which would warn about them).
     from matplotlib.figure import Figure
 
     layout = figure["layout"]
@@ -191,7 +191,7 @@ def _still_png(figure: dict) -> bytes:
     for tr in traces:
         if _axis_names(tr) not in pairs:
             pairs.append(_axis_names(tr))
-    fig = Figure(figsize=(7.0, 4.2 if len(pairs) == 1 else 4.6), dpi=150, facecolor="white")
+    fig = Figure(figsize=(7.0, 4.2 if len(pairs) == 1 else 4.6), dpi=150, facecolor="white", layout="none")
     note = _state_note(layout)
     title = _plain(layout.get("title", {}).get("text", ""))
     top = 0.80 if title else 0.86

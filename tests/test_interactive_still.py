@@ -55,3 +55,21 @@ def test_the_note_names_the_state_shown():
     assert _state_note(_fig(1, "dropdown").figure["layout"]) == (
         "Shown: state b (the HTML version offers 3 states on a menu)"
     )
+
+
+def test_the_still_leaves_the_kernel_alone_and_is_quiet():
+    # Under the book's style (constrained layout on) drawing the still warns about nothing,
+    # and it neither changes the backend nor leaves a pyplot figure behind: a chapter's
+    # next plt figure must still be shown.
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    from posenc.plotting import use_book_style
+
+    use_book_style()
+    backend, before = matplotlib.get_backend(), plt.get_fignums()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _fig(1)._repr_mimebundle_()
+    assert matplotlib.get_backend() == backend and plt.get_fignums() == before
