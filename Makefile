@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := --all -W -n --keep-going
 NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: all venv book test unit regression portability strict-build site-test build baselines format lab lab-setup bench clean
+.PHONY: all venv book test unit regression portability strict-build site-test pdf pdf-test dist build baselines format lab lab-setup bench clean
 
 all: book
 
@@ -36,7 +36,7 @@ book: $(STAMP)
 # Each kernel of the sweep is its own job (portability-KERNEL), so that the jobs share the cores.
 SWEEP_KERNELS := Sandybridge Haswell Nehalem SkylakeX
 test: $(STAMP)
-	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py -m "not portability"
+	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py -m "not portability"
 	$(MAKE) -j2 --output-sync=target regression strict-build $(addprefix portability-,$(SWEEP_KERNELS))
 	$(MAKE) site-test
 
@@ -44,7 +44,7 @@ strict-build: $(STAMP)
 	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py -m "not portability"
+	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py -m "not portability"
 
 ## make portability: the notebook regression under other OpenBLAS kernels and thread counts
 ## (a kernel the CPU lacks is skipped, with the reason).
@@ -59,6 +59,25 @@ portability-%: $(STAMP)
 # POSENC_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure.
 site-test: $(STAMP)
 	$(BIN)/python -m pytest tests/test_site.py -rs
+
+## make pdf: the whole book as one PDF, _build/latex/book.pdf, through Jupyter Book's LaTeX
+## builder and XeLaTeX (strict, like the HTML), then its checks (tests/test_pdf.py).
+# Its own target, not part of `make test`: it re-executes every chapter (see the README for
+# the TeX packages it needs). A later `make book` then offers the PDF on the site.
+pdf: $(STAMP)
+	$(BIN)/jupyter-book build . --builder pdflatex $(BUILD_FLAGS)
+	$(MAKE) pdf-test
+
+## make pdf-test: Poppler's checks of the PDF already built (skipped with a message without
+## TeX or Poppler; POSENC_REQUIRE_TEX=1, set by .ci/run, makes that a failure).
+pdf-test: $(STAMP)
+	$(BIN)/python -m pytest tests/test_pdf.py -rs
+
+## make dist: posenc's wheel and sdist in dist/, checked by twine.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python -m twine check --strict dist/*
 
 regression: $(STAMP)
 	$(BIN)/python -m pytest tests/baselines tests/test_baselines.py $(NBVAL_FLAGS)

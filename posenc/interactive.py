@@ -121,12 +121,152 @@ class InteractiveFigure:
             "</script>"
         )
 
+    def to_png(self) -> bytes:
+        """A still image of the state shown first, drawn with Matplotlib (for print).
+
+        The PDF cannot run a control, so the figure also carries this PNG: the same
+        traces (the initial state and the static ones, with their colours, axis ranges
+        and titles), and a note naming the state shown and how many the control offers.
+        """
+        return _still_png(self.figure)
+
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {
+        bundle = {
             "text/html": self.to_html(),
             "application/vnd.plotly.v1+json": self.figure,
             "text/plain": f"InteractiveFigure({self.name!r}, {self.n_states} states)",
         }
+        # The HTML book shows text/html and JupyterLab Plotly's own type; LaTeX (make pdf)
+        # takes this PNG. Without Matplotlib the bundle simply has no still image.
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            return bundle
+        bundle["image/png"] = self.to_png()
+        return bundle
+
+
+def _axis_names(trace: dict) -> tuple[str, str]:
+    """Plotly's axis references ("x", "y2") as layout keys ("xaxis", "yaxis2")."""
+    x, y = trace.get("xaxis", "x"), trace.get("yaxis", "y")
+    return "xaxis" + x[1:], "yaxis" + y[1:]
+
+
+def _plain(text) -> str:
+    """Plotly's HTML subset in a title to plain text."""
+    return re.sub(r"<[^>]+>", "", str(text or "")).replace("&nbsp;", " ")
+
+
+def _state_note(layout: dict) -> str:
+    """Which state the still shows, from the layout's slider or menu."""
+    for key, prefix in (("sliders", "currentvalue"), ("updatemenus", None)):
+        for control in layout.get(key, []):
+            steps = control.get("steps") or control.get("buttons") or []
+            if not steps:
+                continue
+            active = steps[control.get("active", 0)]["label"]
+            label = control.get(prefix, {}).get("prefix", "") if prefix else ""
+            if not label:
+                notes = [a.get("text", "") for a in layout.get("annotations", [])]
+                label = notes[0] if notes else ""
+            kind = "a slider" if key == "sliders" else "a menu"
+            return f"Shown: {_plain(label)}{_plain(active)} (the HTML version offers {len(steps)} states on {kind})"
+    return ""
+
+
+_DASHES = {"dot": ":", "dash": "--", "dashdot": "-.", "longdash": "--", "solid": "-"}
+
+
+def _still_png(figure: dict) -> bytes:
+    import io
+
+    # A bare Figure (no pyplot): the kernel's backend and pyplot's figures are untouched,
+    # and savefig renders with Agg. No layout engine: the axes are placed by hand below
+    # (the book style turns constrained layout on, which would warn about them).
+    from matplotlib.figure import Figure
+
+    layout = figure["layout"]
+    traces = [tr for tr in figure["data"] if tr.get("visible", True) is True]
+    pairs = []
+    for tr in traces:
+        if _axis_names(tr) not in pairs:
+            pairs.append(_axis_names(tr))
+    fig = Figure(figsize=(7.0, 4.2 if len(pairs) == 1 else 4.6), dpi=150, facecolor="white", layout="none")
+    note = _state_note(layout)
+    title = _plain(layout.get("title", {}).get("text", ""))
+    top = 0.80 if title else 0.86
+    left, right, bottom = 0.11, 0.98, 0.14
+    axes = {}
+    for xname, yname in pairs:
+        xd = layout.get(xname, {}).get("domain", [0.0, 1.0])
+        yd = layout.get(yname, {}).get("domain", [0.0, 1.0])
+        gap_x = 0.07 if xd != [0.0, 1.0] else 0.0
+        gap_y = 0.06 if yd != [0.0, 1.0] else 0.0
+        rect = [left + (right - left) * xd[0] + (gap_x if xd[0] > 0 else 0.0),
+                bottom + (top - bottom) * yd[0] + (gap_y if yd[0] > 0 else 0.0),
+                (right - left) * (xd[1] - xd[0]) - gap_x,
+                (top - bottom) * (yd[1] - yd[0]) - gap_y]
+        ax = fig.add_axes(rect)
+        ax.grid(True, color="#e5e5e5", linewidth=0.8)
+        ax.set_axisbelow(True)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        axes[(xname, yname)] = ax
+    handles, labels = [], []
+    for tr in traces:
+        ax = axes[_axis_names(tr)]
+        x, y = tr.get("x", []), tr.get("y", [])
+        colour = tr.get("marker", {}).get("color") or tr.get("line", {}).get("color")
+        name = tr.get("name") if tr.get("showlegend") else None
+        if tr.get("type", "scatter") == "bar":
+            h = ax.bar(x, y, color=colour, width=0.8)
+        else:
+            mode = tr.get("mode", "lines+markers")
+            line = tr.get("line", {})
+            h = None
+            if "text" in mode:
+                for xi, yi, s in zip(x, y, tr.get("text", [])):
+                    ax.text(xi, yi, s, ha="center", va="center", fontsize=tr.get("textfont", {}).get("size", 13) * 0.7)
+            if "lines" in mode or "markers" in mode:
+                (h,) = ax.plot(
+                    x, y, color=colour,
+                    linestyle=_DASHES.get(line.get("dash", "solid"), "-") if "lines" in mode else "none",
+                    linewidth=line.get("width", 2) * 0.75,
+                    marker="o" if "markers" in mode else None,
+                    markersize=tr.get("marker", {}).get("size", 6) * 0.6,
+                )
+        if name and h is not None:
+            handles.append(h)
+            labels.append(_plain(name))
+    for (xname, yname), ax in axes.items():
+        xa, ya = layout.get(xname, {}), layout.get(yname, {})
+        if xa.get("type") == "log":
+            ax.set_xscale("log")
+        if ya.get("type") == "log":
+            ax.set_yscale("log")
+        if "range" in xa:
+            lo, hi = xa["range"]
+            ax.set_xlim(*((10 ** lo, 10 ** hi) if xa.get("type") == "log" else (lo, hi)))
+        if "range" in ya:
+            ax.set_ylim(*ya["range"])
+        if "tickvals" in xa:
+            ax.set_xticks(xa["tickvals"], xa.get("ticktext", [str(v) for v in xa["tickvals"]]))
+            ax.minorticks_off()
+        ax.set_xlabel(_plain(xa.get("title", {}).get("text", "")), fontsize=9)
+        ax.set_ylabel(_plain(ya.get("title", {}).get("text", "")), fontsize=9)
+        ax.tick_params(labelsize=8)
+        if ya.get("scaleanchor") == "x":
+            ax.set_aspect("equal", adjustable="box")
+    if title:
+        fig.text(0.02, 0.975, title, fontsize=10.5, va="top", ha="left")
+    if handles:
+        fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(0.02, (0.93 if title else 0.985)),
+                   ncol=min(len(labels), 4), fontsize=8, frameon=False, handlelength=2.2)
+    if note:
+        fig.text(0.02, 0.015, note, fontsize=8.5, va="bottom", ha="left", color="#444444")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=150, facecolor="white", metadata={"Software": None})
+    return buf.getvalue()
 
 
 def interactive_figure(

@@ -1,6 +1,6 @@
 r"""Learned absolute position embeddings: a trainable lookup table.
 
-BERT and GPT-2 keep a matrix :math:`W \in \mathbb R^{T_\max \times d}` and add row
+BERT and GPT-2 keep a matrix :math:`W \in \mathbb R^{T_{\max} \times d}` and add row
 ``p`` to the token embedding at position ``p``.  The forward pass is a gather,
 
 .. math:: Y_{b,t} = W_{p_{b,t}} ,
@@ -30,7 +30,7 @@ class LearnedPositionalEmbedding:
     Parameters
     ----------
     max_len : int
-        Number of rows :math:`T_\max \ge 1`: the positions ``0 .. max_len - 1``.
+        Number of rows :math:`T_{\max} \ge 1`: the positions ``0 .. max_len - 1``.
     d_model : int
         Width of each row, ``>= 1``.
     std : float, default 0.02

@@ -1,4 +1,6 @@
-"""The GitHub Actions workflow parses, runs the CI command and publishes the site from main."""
+"""The GitHub Actions workflows parse: book.yml runs the CI command and publishes the site
+from main; release.yml, on tags v*, runs the same command, attaches the site, the PDF, the
+notebooks and posenc's files to the release, and publishes to PyPI by trusted publishing."""
 
 from __future__ import annotations
 
@@ -9,10 +11,11 @@ import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "book.yml"
+RELEASE = ROOT / ".github" / "workflows" / "release.yml"
 
 
-def _load():
-    data = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+def _load(path=WORKFLOW):
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
     # YAML 1.1 reads the key `on` as the boolean True.
     data["on"] = data.pop(True, data.get("on"))
     return data
@@ -33,7 +36,7 @@ def test_workflow_runs_the_ci_command_which_runs_the_readme_command():
     assert runs == ["bash .ci/run"], runs
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     commands = [line.strip() for line in ci.splitlines() if line.strip().startswith("make ")]
-    assert commands == ['make test PYTHON="$PYTHON"'], commands
+    assert commands == ['make test PYTHON="$PYTHON"', 'make pdf PYTHON="$PYTHON"'], commands
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert re.search(r"^make test\b", readme, re.M), "the README does not give `make test`"
     python = [s for s in data["jobs"]["test"]["steps"] if s.get("uses", "").startswith("actions/setup-python")]
@@ -44,6 +47,7 @@ def test_make_test_runs_the_browser_test_after_the_build():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", makefile, re.M).group(1).splitlines()
     assert "--ignore=tests/test_site.py" in recipe[0] and "pytest tests" in recipe[0]
+    assert "--ignore=tests/test_pdf.py" in recipe[0]
     # the regression, the strict build and the kernel sweep, side by side, before the browser test
     for target in ("regression", "strict-build", "portability-"):
         assert target in recipe[1], f"make test does not run {target}"
@@ -70,3 +74,72 @@ def test_main_publishes_the_built_site_to_pages():
     assert publish["needs"] == "test" and "refs/heads/main" in publish["if"]
     assert publish["permissions"] == {"pages": "write", "id-token": "write"}
     assert any(s.get("uses", "").startswith("actions/deploy-pages") for s in publish["steps"])
+
+
+def test_ci_requires_tex_and_runs_the_pdf_after_the_tests():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "export POSENC_REQUIRE_TEX=1" in ci
+    assert ci.index('make test PYTHON="$PYTHON"') < ci.index('make pdf PYTHON="$PYTHON"')
+    packages = re.search(r'^TEX_PACKAGES="([^"]+)"', ci, re.M).group(1).split()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for package in packages:
+        assert package in readme, f"the README does not name {package}"
+    from test_pdf import INSTALL
+
+    assert INSTALL.split("install ", 1)[1].split() == packages, "tests/test_pdf.py names other packages"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    pdf = re.search(r"^pdf:.*\n((?:\t.*\n)+)", makefile, re.M).group(1).splitlines()
+    assert "jupyter-book build . --builder pdflatex $(BUILD_FLAGS)" in pdf[0]
+    assert "pdf-test" in pdf[1]
+    assert "-W -n --keep-going" in re.search(r"^BUILD_FLAGS := (.*)$", makefile, re.M).group(1)
+    pdf_test = re.search(r"^pdf-test:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
+    assert "pytest tests/test_pdf.py" in pdf_test
+
+
+def test_release_runs_on_version_tags_only():
+    data = _load(RELEASE)
+    assert data["on"] == {"push": {"tags": ["v*"]}}
+    assert data["permissions"] == {"contents": "read"}
+
+
+def test_release_builds_and_tests_as_ci_does():
+    job = _load(RELEASE)["jobs"]["release"]
+    runs = _runs(job)
+    assert "bash .ci/run" in runs
+    python = [s for s in job["steps"] if s.get("uses", "").startswith("actions/setup-python")]
+    assert python and str(python[0]["with"]["python-version"]) == "3.11"
+    # the tag must name posenc's version, checked before anything is built
+    assert any("__version__" in r and "GITHUB_REF_NAME" in r for r in runs[: runs.index("bash .ci/run")])
+    # after the PDF exists: the site rebuilt (so it offers the PDF), then the package files
+    after = runs[runs.index("bash .ci/run") + 1:]
+    assert after[0] == "make book" and after[1] == "make dist"
+    assert job["permissions"] == {"contents": "write"}
+
+
+def test_release_attaches_site_pdf_notebooks_and_package():
+    job = _load(RELEASE)["jobs"]["release"]
+    collect = next(r for r in _runs(job) if r.startswith("mkdir -p release"))
+    assert re.search(r"zip -q -r \S+-site\.zip\S* html", collect), collect
+    assert "cp _build/latex/book.pdf" in collect
+    assert "jupyter_execute" in collect and "*.ipynb" in collect
+    assert "cp dist/* release/" in collect
+    create = next(r for r in _runs(job) if r.startswith("gh release create"))
+    assert "release/*" in create and "--verify-tag" in create
+    steps = [s.get("run", "").strip() for s in job["steps"]]
+    assert steps.index(collect) < steps.index(create)
+
+
+def test_pypi_is_a_separate_trusted_publishing_job():
+    data = _load(RELEASE)
+    pypi = data["jobs"]["pypi"]
+    assert pypi["needs"] == "release"
+    assert pypi["permissions"] == {"id-token": "write"}, "trusted publishing needs id-token and nothing else"
+    assert pypi["environment"]["name"] == "pypi"
+    uses = [s.get("uses", "") for s in pypi["steps"]]
+    assert any(u.startswith("pypa/gh-action-pypi-publish@") for u in uses)
+    publish = next(s for s in pypi["steps"] if s.get("uses", "").startswith("pypa/gh-action-pypi-publish@"))
+    assert "password" not in publish.get("with", {}), "no API token: trusted publishing"
+    upload = next(s for s in data["jobs"]["release"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
+    download = next(s for s in pypi["steps"] if s.get("uses", "").startswith("actions/download-artifact"))
+    assert upload["with"]["name"] == download["with"]["name"] == "dist"
+    assert "trusted publish" in RELEASE.read_text(encoding="utf-8").lower()
