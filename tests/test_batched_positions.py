@@ -6,13 +6,16 @@ per-sequence calls stacked, bit for bit, and a left-padded batch must rotate eve
 token exactly as the unpadded sequence does.
 """
 
+import threading
+from collections import OrderedDict
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import posenc.rope as rope_module
-from posenc import apply_rope, apply_rope_complex, rope_angles, sinusoidal_encoding
+from posenc import apply_rope, apply_rope_complex, rope_angles, rope_table, sinusoidal_encoding
 from posenc.scaling import yarn_scaling
 
 DTYPES = [np.float16, np.float32, np.float64]
@@ -85,34 +88,22 @@ def test_left_padding_rotates_every_real_token_as_the_unpadded_sequence(layout, 
     assert not np.array_equal(shared[0, :, T - 3:], apply_rope(seqs[0], np.arange(3), layout=layout))
 
 
-def test_blocked_path_gives_the_same_bits_as_the_plain_path():
-    """The cache-blocked half-layout path is an implementation detail: identical bits."""
-    rng = np.random.default_rng(0)
-    for shape in [(3, 1500, 64), (2, 5, 700, 32), (40, 17, 128), (1, 4099, 8)]:
-        for dtype in DTYPES:
-            x = rng.standard_normal(shape).astype(dtype)
-            pos = np.arange(shape[-2]) * 3 + 7
-            for layout in LAYOUTS:
-                ctype = np.complex128 if dtype == np.float64 else np.complex64
-                cis = rope_module._cis(pos.astype(np.float64), shape[-1], None, 10000.0, 1.0, ctype)
-                _same_bits(rope_module._rotate_blocked(x, cis, layout), rope_module._rotate(x, cis, layout))
-
-
-def test_cached_tables_do_not_change_results():
+def test_a_kept_table_gives_the_same_bits_as_positions():
+    """A caller that reuses the cos/sin table keeps it (there is no module-level cache)."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((2, 300, 16)).astype(np.float32)
-    rope_module._CIS_CACHE.clear()
-    first = apply_rope(x, np.arange(300), layout="half")
-    second = apply_rope(x, np.arange(300), layout="half")  # table from the cache
-    _same_bits(first, second)
     pos = np.arange(300)
+    table = rope_table(pos, 16, dtype=x.dtype)
+    for layout in LAYOUTS:
+        _same_bits(apply_rope(x, table=table, layout=layout), apply_rope(x, pos, layout=layout))
     a = apply_rope(x, pos)
-    pos[5] = 1000  # the caller mutates its array: the cache is keyed by the values
+    pos[5] = 1000  # the caller mutates its array: a new call sees the new value
     b = apply_rope(x, pos)
     assert not np.array_equal(a[:, 5], b[:, 5]) and np.array_equal(a[:, 6], b[:, 6])
-    for i in range(3 * rope_module._CIS_CACHE_SIZE):
-        apply_rope(x, np.arange(300) + i)
-    assert len(rope_module._CIS_CACHE) <= rope_module._CIS_CACHE_SIZE
+    _same_bits(apply_rope(x, table=table), a)  # the kept table is the caller's, unchanged
+    lock = type(threading.Lock())
+    assert not [name for name, value in vars(rope_module).items()
+                if isinstance(value, (lock, OrderedDict)) or name in ("_CIS_CACHE", "_CIS_LOCK")]
 
 
 def test_rope_angles_and_sinusoidal_encoding_keep_the_shape_of_positions():
