@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from helpers import raises_named
 
 from posenc import (
     alibi_bias,
@@ -85,7 +86,7 @@ def test_alibi_in_attention():
     ],
 )
 def test_alibi_rejects_bad_input(call, exc, name):
-    with pytest.raises(exc, match=name):
+    with raises_named(exc, name):
         call()
 
 
@@ -134,7 +135,7 @@ def test_t5_bias_gathers_table():
     ],
 )
 def test_t5_rejects_bad_input(call, exc, name):
-    with pytest.raises(exc, match=name):
+    with raises_named(exc, name):
         call()
 
 

@@ -40,7 +40,8 @@ import urllib.parse
 import pytest
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from booktools import ROOT
+
 SITE = pathlib.Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
 REQUIRE = os.environ.get("POSENC_REQUIRE_BROWSER", "") not in ("", "0")
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")

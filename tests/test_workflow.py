@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import pathlib
 import re
 
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from booktools import ROOT
+
 WORKFLOW = ROOT / ".github" / "workflows" / "book.yml"
 
 
