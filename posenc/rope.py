@@ -31,7 +31,6 @@ import numpy as np
 from ._checks import (
     as_float_array,
     as_position_array,
-    as_positions,
     broadcast_positions,
     check_choice,
     check_float,
@@ -474,11 +473,7 @@ def apply_rope_complex(x, positions, *, inv_freq=None, base: float = 10000.0) ->
     x = _check_x(x)
     head_dim = x.shape[-1]
     pos = broadcast_positions("positions", positions, x.shape[:-1])
-    return _rotate_complex128(x, _angles(pos, head_dim, inv_freq, base))
-
-
-def _rotate_complex128(x: np.ndarray, angles: np.ndarray) -> np.ndarray:
-    """``(x[2i] + i x[2i+1]) * exp(i angles)`` in complex128, written back in x's dtype."""
+    angles = _angles(pos, head_dim, inv_freq, base)
     z = x[..., 0::2].astype(np.float64) + 1j * x[..., 1::2].astype(np.float64)
     z = z * np.exp(1j * angles)
     out = np.empty_like(x)
@@ -550,7 +545,7 @@ def rope_decay_curve(distances, head_dim: int, *, base: float = 10000.0) -> np.n
     -------
     numpy.ndarray of float64, shape (N,)
     """
-    r = as_positions("distances", distances)
+    r = as_position_array("distances", distances, ndim=1)
     theta = rope_frequencies(head_dim, base)
     partial = np.cumsum(np.exp(1j * r[:, None] * theta[None, :]), axis=1)
     return np.abs(partial).mean(axis=1)
@@ -561,9 +556,9 @@ def apply_rope_2d(x, rows, cols, *, base: float = 100.0) -> np.ndarray:
 
     The ``d/2`` planes of a head of width ``d`` (a multiple of 4) are split in two
     groups of ``d/4`` with the same frequencies
-    :math:`	heta_t = 	ext{base}^{-4t/d}`, ``t = 0 .. d/4 - 1``: plane ``t`` is rotated by
-    :math:`c\,	heta_t` (the column, or x coordinate) and plane ``d/4 + t`` by
-    :math:`r\,	heta_t` (the row, or y coordinate). Pairs are interleaved, ``(2i, 2i+1)``,
+    :math:`\theta_t = \text{base}^{-4t/d}`, ``t = 0 .. d/4 - 1``: plane ``t`` is rotated by
+    :math:`c\,\theta_t` (the column, or x coordinate) and plane ``d/4 + t`` by
+    :math:`r\,\theta_t` (the row, or y coordinate). Pairs are interleaved, ``(2i, 2i+1)``,
     as in the complex-number form. The score of a query at ``(r, c)`` and a key at
     ``(r', c')`` then depends on the positions only through ``(r - r', c - c')``.
 
@@ -596,7 +591,10 @@ def apply_rope_2d(x, rows, cols, *, base: float = 100.0) -> np.ndarray:
     r = broadcast_positions("rows", rows, x.shape[:-1])
     c = broadcast_positions("cols", cols, x.shape[:-1])
     theta = rope_frequencies(head_dim // 2, base)
-    angles = np.concatenate(
-        np.broadcast_arrays(c[..., None] * theta, r[..., None] * theta), axis=-1
-    )  # (..., T, d/2): column planes first, then row planes
-    return _rotate_complex128(x, angles)
+    # The first d/2 coordinates hold the column planes, the last d/2 the row planes: each
+    # half is 1D RoPE in complex form with the frequencies theta, by column or by row.
+    half = head_dim // 2
+    out = np.empty_like(x)
+    out[..., :half] = apply_rope_complex(x[..., :half], c, inv_freq=theta)
+    out[..., half:] = apply_rope_complex(x[..., half:], r, inv_freq=theta)
+    return out
