@@ -43,7 +43,10 @@ def test_gradient_matches_finite_differences():
     emb = LearnedPositionalEmbedding(6, 3, std=1.0)
     pos = np.array([[0, 1, 1, 5], [2, 1, 0, 0]])
     target = rng.normal(size=(2, 4, 3))
-    loss = lambda: 0.5 * np.sum((emb.forward(pos) ** 2 - target) ** 2)
+
+    def loss():
+        return 0.5 * np.sum((emb.forward(pos) ** 2 - target) ** 2)
+
     y = emb.forward(pos)
     emb.zero_grad()
     emb.backward((y**2 - target) * 2 * y)

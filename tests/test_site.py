@@ -327,7 +327,7 @@ def _console_errors(driver) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _anchors(path: pathlib.Path) -> frozenset:
     from bs4 import BeautifulSoup
 
