@@ -60,6 +60,11 @@ def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     return np.exp(-(2.0 * i / d_model) * np.log(base))
 
 
+def _positions(positions, ndim: int | None = None) -> np.ndarray:
+    """An int ``T`` means ``0..T-1``; otherwise finite real positions, their shape kept."""
+    return as_position_array("positions", positions, ndim=ndim, count=True)
+
+
 def sinusoidal_encoding(positions, d_model: int, base: float = 10000.0) -> np.ndarray:
     r"""The sinusoidal positional encoding, sines in even and cosines in odd columns.
 
@@ -86,7 +91,7 @@ def sinusoidal_encoding(positions, d_model: int, base: float = 10000.0) -> np.nd
     ----------
     Vaswani et al. (2017), "Attention Is All You Need", section 3.5.
     """
-    pos = as_position_array("positions", positions, count=True)
+    pos = _positions(positions)
     omega = frequencies(d_model, base)
     angles = pos[..., None] * omega
     pe = np.empty(pos.shape + (omega.shape[0] * 2,), dtype=np.float64)
@@ -222,7 +227,7 @@ def tensor2tensor_encoding(
     tensor2tensor, ``get_timing_signal_1d``; the same grid is used by
     ``tensor2tensor``'s Transformer, which the paper's experiments ran on.
     """
-    pos = as_position_array("positions", positions, ndim=1, count=True)
+    pos = _positions(positions, ndim=1)
     omega = tensor2tensor_frequencies(
         d_model, min_timescale=min_timescale, max_timescale=max_timescale
     )
