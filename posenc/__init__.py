@@ -41,6 +41,7 @@ from .rope import (
     rope_decay_curve,
     rope_frequencies,
     rope_rotation_matrix,
+    rope_table,
 )
 from .scaling import (
     dynamic_ntk_scaling,
@@ -76,6 +77,7 @@ __all__ = [
     "LearnedPositionalEmbedding",
     "rope_frequencies",
     "rope_angles",
+    "rope_table",
     "apply_rope",
     "apply_rope_complex",
     "rope_rotation_matrix",

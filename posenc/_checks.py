@@ -19,7 +19,6 @@ __all__ = [
     "check_bool",
     "check_choice",
     "as_float_array",
-    "as_positions",
     "as_position_array",
     "broadcast_positions",
     "as_int_array",
@@ -121,29 +120,6 @@ def as_float_array(
     return arr
 
 
-def as_positions(name: str, positions, *, length: int | None = None) -> np.ndarray:
-    """Return positions as a 1-D float64 array of finite values.
-
-    ``positions`` may be any 1-D array-like of real numbers (integers or floats).
-    When ``length`` is given the array must have exactly that many entries.
-    """
-    arr = np.asarray(positions)
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ) or arr.dtype == np.bool_:
-        raise TypeError(f"{name}: expected a 1-D array of real numbers, got {_show(positions)}")
-    if arr.ndim != 1:
-        raise ValueError(f"{name}: expected a 1-D array, got shape {arr.shape}")
-    arr = arr.astype(np.float64)
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name}: expected finite positions, found NaN or infinity")
-    if length is not None and arr.shape[0] != length:
-        raise ValueError(
-            f"{name}: expected {length} positions to match the sequence axis of x, got {arr.shape[0]}"
-        )
-    return arr
-
-
 def as_int_array(name: str, values) -> np.ndarray:
     """Return ``values`` as an ``int64`` array; floats and booleans are rejected."""
     arr = np.asarray(values)
@@ -152,17 +128,23 @@ def as_int_array(name: str, values) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def as_position_array(name: str, positions) -> np.ndarray:
-    """Return positions of any shape as a float64 array of finite real values.
+def as_position_array(name: str, positions, *, ndim: int | None = None, count: bool = False) -> np.ndarray:
+    """Return positions as a float64 array of finite real values, its shape kept.
 
-    The batched counterpart of :func:`as_positions`: production code passes one row of
-    positions per sequence (``position_ids`` of shape ``(B, T)``), so the shape is kept.
+    Production code passes one row of positions per sequence (``position_ids`` of shape
+    ``(B, T)``), so any shape is accepted unless ``ndim`` is given. With ``count=True``
+    a positive integer ``T`` stands for the positions ``0, 1, ..., T-1``.
     """
+    if count and isinstance(positions, (int, np.integer)) and not isinstance(positions, (bool, np.bool_)):
+        return np.arange(check_int(name, positions, minimum=1), dtype=np.float64)
     arr = np.asarray(positions)
     if arr.dtype == object or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
     ) or arr.dtype == np.bool_:
-        raise TypeError(f"{name}: expected an array of real numbers, got {_show(positions)}")
+        what = f"a {ndim}-D array" if ndim else "an array"
+        raise TypeError(f"{name}: expected {what} of real numbers, got {_show(positions)}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name}: expected a {ndim}-D array, got shape {arr.shape}")
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name}: expected finite positions, found NaN or infinity")

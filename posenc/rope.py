@@ -26,25 +26,23 @@ dtype of ``x``.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import numpy as np
 
 from ._checks import (
     as_float_array,
     as_position_array,
-    as_positions,
     broadcast_positions,
     check_choice,
     check_float,
     check_int,
 )
+from ._checks import _show
 from .sinusoidal import interleave_permutation
 
 __all__ = [
     "rope_frequencies",
     "rope_angles",
+    "rope_table",
     "apply_rope",
     "apply_rope_complex",
     "rope_rotation_matrix",
@@ -135,21 +133,107 @@ def _check_x(x, *, check_finite: bool = True) -> np.ndarray:
     return x
 
 
+def _table_dtype(dtype) -> np.dtype:
+    """The complex dtype of the table that rotates an ``x`` of ``dtype``."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None or dt.kind not in "fc" or dt.itemsize > 16:
+        raise TypeError(
+            f"dtype: expected a floating-point dtype (the dtype of x) or complex64/complex128, "
+            f"got {dtype!r}"
+        )
+    if dt.kind == "c":
+        return dt
+    # float64 works in complex128; float16 and float32 (and anything else) in complex64
+    return np.dtype(np.complex128 if dt == np.float64 else np.complex64)
+
+
+def rope_table(
+    positions,
+    head_dim: int,
+    *,
+    inv_freq=None,
+    base: float = 10000.0,
+    attention_factor: float = 1.0,
+    dtype="float64",
+) -> np.ndarray:
+    r"""RoPE's cos/sin table :math:`s\,e^{\mathrm{i} m_t\theta_i} = s(\cos m_t\theta_i + \mathrm{i}\,\sin m_t\theta_i)`.
+
+    The table depends only on the positions and the frequencies, not on the queries or
+    keys, so its owner computes it once and passes it to every call of
+    :func:`apply_rope` (``table=``), for queries and keys of every layer alike, as Hugging
+    Face's Llama computes ``cos`` and ``sin`` once per forward pass and hands them to
+    ``apply_rotary_pos_emb(q, k, cos, sin)``. The function is pure: nothing is cached.
+
+    The angles :math:`m_t\theta_i` and their cosines and sines are computed in float64;
+    the factor :math:`s`, when it is not 1, multiplies them in float64; the result is
+    rounded once to the working precision of ``dtype``.
+
+    Parameters
+    ----------
+    positions : array_like of real, shape (T,) or any shape (...)
+        Token positions, as in :func:`rope_angles` (for example Hugging Face's
+        ``position_ids[:, None, :]``, shape (B, 1, T), for per-sequence positions).
+    head_dim : int
+        Head width ``d``, positive and even.
+    inv_freq : array_like of float, shape (d/2,), optional
+        Frequencies; defaults to :func:`rope_frequencies` with ``base``.
+    base : float, default 10000.0
+        Used only when ``inv_freq`` is None.
+    attention_factor : float, default 1.0
+        Positive factor :math:`s` applied to cos and sin (Hugging Face's
+        ``attention_scaling``; YaRN's temperature).
+    dtype : dtype, default float64
+        The dtype of the ``x`` the table will rotate: complex128 for float64, complex64
+        for float32 and float16. A complex dtype is taken as it is.
+
+    Returns
+    -------
+    numpy.ndarray of complex64 or complex128, shape positions.shape + (head_dim // 2,)
+        ``table.real`` is :math:`s\cos m_t\theta_i` and ``table.imag`` is
+        :math:`s\sin m_t\theta_i`.
+
+    References
+    ----------
+    Su et al., RoFormer, section 3.4.2; Meta ``llama/model.py``, ``precompute_freqs_cis``
+    (the same table as complex numbers); Hugging Face ``transformers``,
+    ``LlamaRotaryEmbedding.forward`` (cos and sin, times ``attention_scaling``).
+    """
+    head_dim = check_int("head_dim", head_dim, minimum=2, even=True)
+    attention_factor = check_float("attention_factor", attention_factor, positive=True)
+    ctype = _table_dtype(dtype)
+    angles = _angles(as_position_array("positions", positions), head_dim, inv_freq, base)
+    table = np.empty(angles.shape, dtype=ctype)
+    if attention_factor == 1.0:
+        np.cos(angles, out=table.real, casting="same_kind")
+        np.sin(angles, out=table.imag, casting="same_kind")
+    else:
+        table.real = np.cos(angles) * attention_factor
+        table.imag = np.sin(angles) * attention_factor
+    return table
+
+
 def apply_rope(
     x,
-    positions,
+    positions=None,
     *,
     inv_freq=None,
     base: float = 10000.0,
     layout: str = "interleaved",
     attention_factor: float = 1.0,
+    table=None,
 ) -> np.ndarray:
     r"""Rotate every pair of coordinates of ``x`` by its position's angle.
 
     For a pair :math:`(a, b)` with angle :math:`\phi = m\theta_i` the result is
     :math:`(a\cos\phi - b\sin\phi,\; a\sin\phi + b\cos\phi)\cdot s`, where
     :math:`s` is ``attention_factor`` (Hugging Face multiplies its cos and sin
-    caches by ``attention_scaling``; YaRN uses it as its temperature).
+    caches by ``attention_scaling``; YaRN uses it as its temperature). It is computed
+    as the complex product :math:`(a + \mathrm{i}b)\, s\,e^{\mathrm{i}\phi}` with the
+    table of :func:`rope_table`, in complex128 for float64 ``x`` and in complex64
+    otherwise.
 
     Parameters
     ----------
@@ -161,6 +245,7 @@ def apply_rope(
         (left padding, packed sequences, a KV cache whose sequences have different
         lengths): for ``x`` of shape (B, H, T, d), Hugging Face's ``position_ids`` of
         shape (B, T) go in as ``position_ids[:, None, :]``, shape (B, 1, T).
+        Omitted when ``table`` is given.
     inv_freq : array_like of float, shape (head_dim/2,), optional
         Frequencies; defaults to :func:`rope_frequencies` with ``base``.
     base : float, default 10000.0
@@ -171,6 +256,12 @@ def apply_rope(
         ``rotate_half``.
     attention_factor : float, default 1.0
         Positive factor applied to cos and sin.
+    table : numpy.ndarray of complex, shape (..., T, head_dim/2), optional
+        A table from :func:`rope_table` (``dtype=x.dtype``), computed once by the caller
+        and reused, for example for queries and keys of every layer; its shape must
+        broadcast against ``x.shape[:-1] + (head_dim/2,)``. Given instead of
+        ``positions``, ``inv_freq``, ``base`` and ``attention_factor``; the result is the
+        same, bit for bit, as with them.
 
     Returns
     -------
@@ -181,93 +272,29 @@ def apply_rope(
     Su et al., RoFormer, section 3.4.2 (the efficient realisation); Hugging Face ``transformers``,
     ``models/llama/modeling_llama.py``, ``rotate_half`` and ``apply_rotary_pos_emb``.
     """
-    # Finiteness is checked below, on the fly where the blocked path reads x anyway.
-    x = _check_x(x, check_finite=False)
-    head_dim = x.shape[-1]
+    x = _check_x(x, check_finite=False)  # finiteness is checked below, block by block
     layout = check_choice("layout", layout, LAYOUTS)
-    attention_factor = check_float("attention_factor", attention_factor, positive=True)
-    pos = broadcast_positions("positions", positions, x.shape[:-1])
-    # The rotation of pair (a, b) is the complex product (a + ib) * (cos + i sin).
-    # cos and sin are computed in float64 and rounded once to the working precision:
-    # complex64 for float32 (and float16) inputs, complex128 for float64.
-    ctype = np.complex128 if x.dtype == np.float64 else np.complex64
-    cis = _cis(pos, head_dim, inv_freq, base, attention_factor, ctype)
-    fast = (
-        layout == "interleaved"
-        and x.dtype in (np.float32, np.float64)
-        and x.dtype.isnative
-        and x.strides[-1] == x.itemsize
-        # the vector loop of the complex multiply needs contiguous (T, d/2) inner blocks
-        and cis.shape[-2:] == x.shape[-2:-1] + (head_dim // 2,)
-        and cis.shape[-2] * cis.shape[-1] >= 2
-    )
-    if cis.ndim == 2 and x.size >= _BLOCKED_MIN_SIZE and not fast:
-        return _rotate_blocked(x, cis, layout)
-    _check_finite(x)
-    if fast:
-        # Reinterpret adjacent (2i, 2i+1) floats as one complex number (no copy), one
-        # complex multiply per pair: about the cost of a copy.
-        out = np.empty_like(x, order="C")
-        np.multiply(x.view(ctype), cis, out=out.view(ctype))
-        return out
-    return _rotate(x, cis, layout)
-
-
-def _check_finite(x: np.ndarray) -> None:
-    if not np.isfinite(x).all():
-        raise ValueError("x: expected finite values, found NaN or infinity")
-
-
-#: Below this many elements the plain path is as fast as the blocked one.
-_BLOCKED_MIN_SIZE = 1 << 16
-#: Bytes of the blocked path's complex buffer: small enough to stay in a core's L2 cache.
-_BLOCK_BYTES = 1 << 21
-
-
-def _cis(pos: np.ndarray, head_dim: int, inv_freq, base: float, attention_factor: float, ctype) -> np.ndarray:
-    """``attention_factor * exp(i * angles)`` rounded once from float64 to ``ctype``.
-
-    cos and sin are evaluated in float64 and written straight into the real and
-    imaginary parts; the factor, when it is not 1, multiplies the float64 values before
-    the rounding. The table depends only on the positions and the frequencies, so, as
-    production code does (Hugging Face computes ``cos`` and ``sin`` once per forward
-    pass and hands them to every layer, for queries and keys alike), the last few tables
-    are kept and reused: a repeated call returns the identical table, so results do not
-    depend on whether it was cached.
-    """
-    freq = _inv_freq(inv_freq, head_dim, base)
-    key = (pos.shape, pos.tobytes(), freq.tobytes(), float(attention_factor), np.dtype(ctype).str)
-    with _CIS_LOCK:
-        cached = _CIS_CACHE.get(key)
-        if cached is not None:
-            _CIS_CACHE.move_to_end(key)
-            return cached
-    angles = pos[..., None] * freq
-    cis = np.empty(angles.shape, dtype=ctype)
-    if attention_factor == 1.0:
-        np.cos(angles, out=cis.real, casting="same_kind")
-        np.sin(angles, out=cis.imag, casting="same_kind")
+    if table is None:
+        pos = broadcast_positions("positions", positions, x.shape[:-1])
+        table = rope_table(pos, x.shape[-1], inv_freq=inv_freq, base=base,
+                           attention_factor=attention_factor, dtype=x.dtype)
     else:
-        cis.real = np.cos(angles) * attention_factor
-        cis.imag = np.sin(angles) * attention_factor
-    cis.flags.writeable = False
-    if cis.nbytes <= _CIS_CACHE_MAX_BYTES:
-        with _CIS_LOCK:
-            _CIS_CACHE[key] = cis
-            while len(_CIS_CACHE) > _CIS_CACHE_SIZE:
-                _CIS_CACHE.popitem(last=False)
-    return cis
+        table = _check_table(table, x, positions, inv_freq, base, attention_factor)
+    if _blocked_applies(x, table):
+        return _rotate_blocked(x, table, layout)  # the same products, in cache-sized blocks
+    _check_finite(x)
+    a, b = _pairs(x, layout)
+    z = np.empty(a.shape, dtype=table.dtype)  # a + ib, in the table's precision
+    z.real, z.imag = a, b
+    w = _multiply_flat(z, np.broadcast_to(table, z.shape))  # one rotation per pair
+    out = np.empty_like(x)
+    lo, hi = _pairs(out, layout)
+    lo[...], hi[...] = w.real, w.imag
+    return out
 
 
-#: How many cos/sin tables are kept (queries and keys of a few configurations).
-_CIS_CACHE_SIZE = 8
-#: Tables larger than this are not kept (batched positions can make them large).
-_CIS_CACHE_MAX_BYTES = 1 << 25
-_CIS_CACHE: OrderedDict = OrderedDict()
-_CIS_LOCK = threading.Lock()
-
-
-def _split(x: np.ndarray, layout: str):
+def _pairs(x: np.ndarray, layout: str):
+    """The two coordinates of every pair: ``(2i, 2i+1)`` or ``(i, i + d/2)``."""
     half = x.shape[-1] // 2
     if layout == "interleaved":
         return x[..., 0::2], x[..., 1::2]
@@ -277,10 +304,10 @@ def _split(x: np.ndarray, layout: str):
 def _multiply_flat(z: np.ndarray, c: np.ndarray) -> np.ndarray:
     """``z * c`` for arrays of one shape, computed as one contiguous 1-D product.
 
-    NumPy's complex multiply has a vector loop (for contiguous operands) and a scalar
-    loop (for broadcast, in-place or single-element inner loops) that round differently
-    in the last bit. Always taking the contiguous 1-D form makes a token's rotation
-    independent of the shape of the batch it comes in, bit for bit.
+    NumPy's complex multiply has a vector loop (for contiguous operands, with a fused
+    multiply-add) and a scalar loop (for an operand broadcast along the inner loop) that
+    round differently in the last bit. Always taking the contiguous 1-D form makes a
+    token's rotation independent of the shape of the batch it comes in, bit for bit.
     """
     zf = np.ascontiguousarray(z).reshape(-1)
     cf = np.ascontiguousarray(c).reshape(-1)
@@ -289,64 +316,131 @@ def _multiply_flat(z: np.ndarray, c: np.ndarray) -> np.ndarray:
     return w.reshape(z.shape)
 
 
-def _rotate(x: np.ndarray, cis: np.ndarray, layout: str) -> np.ndarray:
-    """Gather the pairs into one complex array, multiply by ``cis``, scatter back."""
-    a, b = _split(x, layout)
-    z = np.empty(np.broadcast_shapes(a.shape, cis.shape), dtype=cis.dtype)
-    z.real = a
-    z.imag = b
-    w = _multiply_flat(z, np.broadcast_to(cis, z.shape))
-    out = np.empty_like(x)
-    lo, hi = _split(out, layout)
-    lo[...], hi[...] = w.real, w.imag
-    return out
+def _check_finite(x: np.ndarray) -> None:
+    if not np.isfinite(x).all():
+        raise ValueError("x: expected finite values, found NaN or infinity")
 
 
-def _rotate_blocked(x: np.ndarray, cis: np.ndarray, layout: str) -> np.ndarray:
-    """:func:`_rotate` block by block, for one (T, d/2) table shared by all rows of ``x``.
+def _check_table(table, x: np.ndarray, positions, inv_freq, base, attention_factor) -> np.ndarray:
+    """Validate a caller's table for ``x``; return it in the working precision of ``x``."""
+    if positions is not None or inv_freq is not None or base != 10000.0 or attention_factor != 1.0:
+        raise ValueError(
+            "table: expected either a table or positions (with inv_freq, base and "
+            "attention_factor), got both"
+        )
+    if not isinstance(table, np.ndarray) or table.dtype.kind != "c":
+        raise TypeError(f"table: expected the complex array returned by rope_table, got {_show(table)}")
+    ctype = _table_dtype(x.dtype)
+    if table.dtype != ctype:
+        if ctype == np.complex64 and table.dtype == np.complex128:
+            # rounding the float64 cos and sin once, exactly what rope_table(dtype=x.dtype) does
+            table = table.astype(np.complex64)
+        else:
+            raise TypeError(
+                f"table: expected {ctype} for x of dtype {x.dtype} (rope_table(..., dtype=x.dtype)), "
+                f"got {table.dtype}"
+            )
+    want = x.shape[:-1] + (x.shape[-1] // 2,)
+    try:
+        shape = np.broadcast_shapes(table.shape, want)
+    except ValueError:
+        shape = None
+    if table.ndim < 2 or shape != want:
+        raise ValueError(
+            f"table: shape {table.shape} does not broadcast against "
+            f"x.shape[:-1] + (head_dim/2,) = {want}; expected a table from rope_table with "
+            f"head_dim = {x.shape[-1]}, such as shape {want[-2:]}"
+        )
+    if not np.isfinite(table).all():
+        raise ValueError("table: expected finite values, found NaN or infinity")
+    return table
 
-    The same complex multiplications as :func:`_rotate` (so the same bits), but through a
-    small buffer that stays in cache: the pairs of a layout that is not interleaved
-    (Hugging Face's ``rotate_half``) are gathered and scattered without a full-size
-    temporary.
+
+# ---------------------------------------------------------------------------------------
+# The fast path: the same complex products as apply_rope, through buffers that stay in
+# cache, without full-size temporaries.
+
+#: Below this many elements the plain path is as fast as the blocked one.
+_BLOCKED_MIN_SIZE = 1 << 16
+#: Complex elements per block, by layout: the half layout's gather and scatter buffers
+#: (512 KiB each in complex64) stay in cache; the interleaved layout needs no buffer and
+#: takes larger blocks, which costs fewer calls. Measured best on a 2-core EPYC.
+_BLOCK_ELEMS = {"interleaved": 1 << 18, "half": 1 << 16}
+
+
+def _blocked_applies(x: np.ndarray, table: np.ndarray) -> bool:
+    """Whether :func:`_rotate_blocked` handles this call: large float32/float64 inputs
+    whose rows all share one (T, d/2) table (positions of shape (T,))."""
+    return (
+        x.dtype in (np.float32, np.float64)
+        and x.dtype.isnative
+        and x.size >= _BLOCKED_MIN_SIZE
+        and all(n == 1 for n in table.shape[:-2])
+        and table.shape[-2:] == x.shape[-2:-1] + (x.shape[-1] // 2,)
+    )
+
+
+def _finite_or_raise(v: np.ndarray) -> None:
+    """Raise the error of :func:`_check_finite` if the 1-D block ``v`` has a NaN or an
+    infinity. A sum of finite values is finite unless it overflows, and any NaN or
+    infinity makes the sum NaN or infinite, so the exact test runs only on a non-finite
+    sum."""
+    if not np.isfinite(np.einsum("i->", v)):
+        _check_finite(v)
+
+
+def _rotate_blocked(x: np.ndarray, table: np.ndarray, layout: str) -> np.ndarray:
+    """:func:`apply_rope`'s products, block of rows by block of rows, bit for bit.
+
+    ``x`` is read once and the output written once; every multiply has two contiguous
+    operands of one shape (NumPy's vector loop, as in :func:`_multiply_flat`). The
+    interleaved layout multiplies views of ``x`` and of the output as complex numbers;
+    the half layout gathers each block's pairs into a small complex buffer and scatters
+    the products back. Sequences shorter than a block go several at a time, against the
+    table repeated once for the whole call.
     """
     n_tokens, head_dim = x.shape[-2], x.shape[-1]
     half = head_dim // 2
-    rows = np.ascontiguousarray(x).reshape(-1, n_tokens, head_dim)
+    rows = np.ascontiguousarray(x).reshape(-1, n_tokens * head_dim)
     out = np.empty(rows.shape, dtype=x.dtype)
-    block_rows = max(1, _BLOCK_BYTES // (half * cis.itemsize))
-    if n_tokens >= block_rows:
-        group, span = 1, block_rows
+    ctype = table.dtype
+    tab = np.ascontiguousarray(table).reshape(-1)  # (T * d/2,)
+    per_seq = n_tokens * half
+    block = _BLOCK_ELEMS[layout]
+    if per_seq >= block:
+        # long sequences: blocks of whole token rows within one sequence
+        span = max(1, block // half) * half
+        blocks = [(i, i + 1, s, min(s + span, per_seq)) for i in range(rows.shape[0])
+                  for s in range(0, per_seq, span)]
     else:
-        group, span = max(1, block_rows // n_tokens), n_tokens
-    real = np.float64 if cis.dtype == np.complex128 else np.float32
-    # Flat buffers, viewed with the shape of each block: every view is contiguous.
-    src = np.empty(group * span * half, dtype=cis.dtype)
-    dst = np.empty_like(src)
-    tab = np.empty_like(src) if group > 1 else None
-    for i in range(0, rows.shape[0], group):
-        j = min(i + group, rows.shape[0])
-        for s in range(0, n_tokens, span):
-            e = min(s + span, n_tokens)
-            size = (j - i) * (e - s) * half
-            z, w = src[:size], dst[:size]
-            zf = z.view(real).reshape(j - i, e - s, 2 * half)
-            a, b = _split(rows[i:j, s:e], layout)
-            zf[..., 0::2] = a
-            zf[..., 1::2] = b
-            if not np.isfinite(zf).all():
-                raise ValueError("x: expected finite values, found NaN or infinity")
-            if j - i == 1:
-                table = cis[s:e].reshape(-1)  # contiguous rows of the (T, d/2) table
-            else:
-                # several short sequences in one block: the table repeated for each
-                table = tab[:size]
-                table.reshape(j - i, e - s, half)[...] = cis[s:e]
-            np.multiply(z, table, out=w)
-            wf = w.view(real).reshape(j - i, e - s, 2 * half)
-            lo, hi = _split(out[i:j, s:e], layout)
-            lo[...] = wf[..., 0::2]
-            hi[...] = wf[..., 1::2]
+        # short sequences: several at a time, against the table repeated
+        group = max(1, block // per_seq)
+        tab = np.tile(tab, min(group, rows.shape[0]))
+        span = tab.size
+        blocks = [(i, min(i + group, rows.shape[0]), 0, per_seq) for i in range(0, rows.shape[0], group)]
+    if layout == "interleaved":
+        xc, oc = rows.view(ctype), out.view(ctype)  # (N, T * d/2) complex views
+        for i, j, s, e in blocks:
+            _finite_or_raise(rows[i:j, 2 * s:2 * e].reshape(-1))
+            size = (j - i) * (e - s)
+            np.multiply(xc[i:j, s:e].reshape(-1), tab[s:s + size] if j - i == 1 else tab[:size],
+                        out=oc[i:j, s:e].reshape(-1))
+        return out.reshape(x.shape)
+    z = np.empty(span, dtype=ctype)
+    w = np.empty_like(z)
+    real = x.dtype
+    for i, j, s, e in blocks:
+        src = rows[i:j, 2 * s:2 * e]
+        _finite_or_raise(src.reshape(-1))
+        size = (j - i) * (e - s)
+        n = size // half  # token rows in this block
+        zf = z[:size].view(real).reshape(n, half, 2)
+        src = src.reshape(n, 2, half)
+        zf[..., 0] = src[:, 0]  # gather: pair i of a row is (x[i], x[i + d/2])
+        zf[..., 1] = src[:, 1]
+        np.multiply(z[:size], tab[s:s + size] if j - i == 1 else tab[:size], out=w[:size])
+        # scatter, one call: the destination rows are contiguous
+        out[i:j, 2 * s:2 * e].reshape(n, 2, half)[...] = w[:size].view(real).reshape(n, half, 2).transpose(0, 2, 1)
     return out.reshape(x.shape)
 
 
@@ -451,7 +545,7 @@ def rope_decay_curve(distances, head_dim: int, *, base: float = 10000.0) -> np.n
     -------
     numpy.ndarray of float64, shape (N,)
     """
-    r = as_positions("distances", distances)
+    r = as_position_array("distances", distances, ndim=1)
     theta = rope_frequencies(head_dim, base)
     partial = np.cumsum(np.exp(1j * r[:, None] * theta[None, :]), axis=1)
     return np.abs(partial).mean(axis=1)
@@ -497,11 +591,10 @@ def apply_rope_2d(x, rows, cols, *, base: float = 100.0) -> np.ndarray:
     r = broadcast_positions("rows", rows, x.shape[:-1])
     c = broadcast_positions("cols", cols, x.shape[:-1])
     theta = rope_frequencies(head_dim // 2, base)
-    angles = np.concatenate(
-        np.broadcast_arrays(c[..., None] * theta, r[..., None] * theta), axis=-1
-    )  # (..., T, d/2): column planes first, then row planes
-    z = (x[..., 0::2].astype(np.float64) + 1j * x[..., 1::2].astype(np.float64)) * np.exp(1j * angles)
+    # The first d/2 coordinates hold the column planes, the last d/2 the row planes: each
+    # half is 1D RoPE in complex form with the frequencies theta, by column or by row.
+    half = head_dim // 2
     out = np.empty_like(x)
-    out[..., 0::2] = z.real
-    out[..., 1::2] = z.imag
+    out[..., :half] = apply_rope_complex(x[..., :half], c, inv_freq=theta)
+    out[..., half:] = apply_rope_complex(x[..., half:], r, inv_freq=theta)
     return out

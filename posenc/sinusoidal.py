@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_position_array, as_positions, check_float, check_int
+from ._checks import as_position_array, check_float, check_int
 
 __all__ = [
     "frequencies",
@@ -60,18 +60,9 @@ def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     return np.exp(-(2.0 * i / d_model) * np.log(base))
 
 
-def _positions(positions) -> np.ndarray:
-    """An int ``T`` means ``0..T-1``; otherwise a 1-D array of real positions."""
-    if isinstance(positions, (int, np.integer)) and not isinstance(positions, (bool, np.bool_)):
-        return np.arange(check_int("positions", positions, minimum=1), dtype=np.float64)
-    return as_positions("positions", positions)
-
-
-def _positions_any_shape(positions) -> np.ndarray:
-    """An int ``T`` means ``0..T-1``; otherwise real positions of any shape (kept)."""
-    if isinstance(positions, (int, np.integer)) and not isinstance(positions, (bool, np.bool_)):
-        return np.arange(check_int("positions", positions, minimum=1), dtype=np.float64)
-    return as_position_array("positions", positions)
+def _positions(positions, ndim: int | None = None) -> np.ndarray:
+    """An int ``T`` means ``0..T-1``; otherwise finite real positions, their shape kept."""
+    return as_position_array("positions", positions, ndim=ndim, count=True)
 
 
 def sinusoidal_encoding(positions, d_model: int, base: float = 10000.0) -> np.ndarray:
@@ -100,7 +91,7 @@ def sinusoidal_encoding(positions, d_model: int, base: float = 10000.0) -> np.nd
     ----------
     Vaswani et al. (2017), "Attention Is All You Need", section 3.5.
     """
-    pos = _positions_any_shape(positions)
+    pos = _positions(positions)
     omega = frequencies(d_model, base)
     angles = pos[..., None] * omega
     pe = np.empty(pos.shape + (omega.shape[0] * 2,), dtype=np.float64)
@@ -236,7 +227,7 @@ def tensor2tensor_encoding(
     tensor2tensor, ``get_timing_signal_1d``; the same grid is used by
     ``tensor2tensor``'s Transformer, which the paper's experiments ran on.
     """
-    pos = _positions(positions)
+    pos = _positions(positions, ndim=1)
     omega = tensor2tensor_frequencies(
         d_model, min_timescale=min_timescale, max_timescale=max_timescale
     )

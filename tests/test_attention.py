@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from helpers import raises_named
 
 from posenc import causal_mask, scaled_dot_product_attention, softmax
 
@@ -30,23 +31,23 @@ def test_softmax_masked_entries_are_zero_and_dtype_kept():
 @pytest.mark.parametrize(
     "x, exc, words",
     [
-        (np.array([-np.inf, -np.inf]), ValueError, "x: a slice"),
-        (np.array([np.nan, 1.0]), ValueError, "x:"),
-        (np.array([np.inf, 1.0]), ValueError, "x:"),
-        (np.array([1, 2]), TypeError, "x:"),
-        (np.array(["a"]), TypeError, "x:"),
-        (np.float64(1.0), ValueError, "x:"),
+        (np.array([-np.inf, -np.inf]), ValueError, "a slice"),
+        (np.array([np.nan, 1.0]), ValueError, ""),
+        (np.array([np.inf, 1.0]), ValueError, ""),
+        (np.array([1, 2]), TypeError, ""),
+        (np.array(["a"]), TypeError, ""),
+        (np.float64(1.0), ValueError, ""),
     ],
 )
 def test_softmax_rejects_bad_input(x, exc, words):
-    with pytest.raises(exc, match=words):
+    with raises_named(exc, "x", words):
         softmax(x)
 
 
 def test_softmax_rejects_bad_axis():
-    with pytest.raises(ValueError, match="axis"):
+    with raises_named(ValueError, "axis"):
         softmax(np.zeros((2, 2)), axis=2)
-    with pytest.raises(TypeError, match="axis"):
+    with raises_named(TypeError, "axis"):
         softmax(np.zeros((2, 2)), axis=1.0)
 
 
@@ -69,7 +70,7 @@ def test_causal_mask_shapes_and_kv_alignment():
      ((True,), TypeError, "n_queries"), ((2, "4"), TypeError, "n_keys")],
 )
 def test_causal_mask_rejects_bad_input(args, exc, name):
-    with pytest.raises(exc, match=name):
+    with raises_named(exc, name):
         causal_mask(*args)
 
 
@@ -116,27 +117,27 @@ def test_attention_permutation_equivariance(n, seed):
 
 def test_attention_errors_name_the_parameter():
     q = np.zeros((2, 4))
-    with pytest.raises(ValueError, match="k:"):
+    with raises_named(ValueError, "k"):
         scaled_dot_product_attention(q, np.zeros((2, 3)), np.zeros((2, 4)))
-    with pytest.raises(ValueError, match="v:"):
+    with raises_named(ValueError, "v"):
         scaled_dot_product_attention(q, q, np.zeros((3, 4)))
-    with pytest.raises(ValueError, match="bias:"):
+    with raises_named(ValueError, "bias"):
         scaled_dot_product_attention(q, q, q, bias=np.zeros((3, 3)))
-    with pytest.raises(ValueError, match="bias:"):
+    with raises_named(ValueError, "bias"):
         scaled_dot_product_attention(q, q, q, bias=np.zeros((2, 2, 2)))
-    with pytest.raises(TypeError, match="mask:"):
+    with raises_named(TypeError, "mask"):
         scaled_dot_product_attention(q, q, q, mask=np.ones((2, 2)))
-    with pytest.raises(ValueError, match="mask:"):
+    with raises_named(ValueError, "mask"):
         scaled_dot_product_attention(q, q, q, mask=np.ones((3, 3), bool))
-    with pytest.raises(ValueError, match="mask: some query"):
+    with raises_named(ValueError, "mask", r"some query"):
         scaled_dot_product_attention(q, q, q, mask=np.array([[True, False], [False, False]]))
-    with pytest.raises(ValueError, match="bias: some query"):
+    with raises_named(ValueError, "bias", r"some query"):
         scaled_dot_product_attention(q, q, q, bias=np.array([[0.0, 0.0], [-np.inf, -np.inf]]))
-    with pytest.raises(ValueError, match="q:"):
+    with raises_named(ValueError, "q"):
         scaled_dot_product_attention(np.full((2, 4), np.nan), q, q)
-    with pytest.raises(TypeError, match="q:"):
+    with raises_named(TypeError, "q"):
         scaled_dot_product_attention(np.zeros((2, 4), dtype=int), q, q)
-    with pytest.raises(ValueError, match="q:"):
+    with raises_named(ValueError, "q"):
         scaled_dot_product_attention(np.zeros(4), q, q)
 
 
@@ -147,9 +148,9 @@ def test_relative_positions_alignment_and_errors():
     np.testing.assert_array_equal(relative_positions(3), np.subtract.outer(np.arange(3), np.arange(3)).T)
     assert relative_positions(3, 5).dtype == np.int64
     np.testing.assert_array_equal(causal_mask(3, 5), relative_positions(3, 5) <= 0)
-    with pytest.raises(ValueError, match="n_keys"):
+    with raises_named(ValueError, "n_keys"):
         relative_positions(4, 3)
-    with pytest.raises(TypeError, match="n_queries"):
+    with raises_named(TypeError, "n_queries"):
         relative_positions(2.5)
 
 

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import raises_named
 
 from posenc.book import glue, rounded
 
@@ -53,13 +54,13 @@ def test_rounded_values_do_not_depend_on_the_last_bits():
     ],
 )
 def test_rounded_rejects_bad_input(value, kwargs, error, name):
-    with pytest.raises(error, match=rf"^{name}: "):
+    with raises_named(error, name):
         rounded(value, **kwargs)
 
 
 @pytest.mark.parametrize("name", ["", None, 3])
 def test_glue_rejects_a_bad_name(name):
-    with pytest.raises(TypeError, match=r"^name: "):
+    with raises_named(TypeError, "name"):
         glue(name, 1)
 
 

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers import raises_named
 
 from posenc.interactive import DIGITS, InteractiveFigure, interactive_figure
 
@@ -70,7 +71,7 @@ def test_the_figure_is_valid_plotly():
 
 
 @pytest.mark.parametrize(
-    "kwargs, exc, words",
+    "kwargs, exc, name",
     [
         ({"name": "Fig 1"}, ValueError, "name"),
         ({"name": "fig-a", "labels": ["a"]}, ValueError, "labels"),
@@ -79,22 +80,22 @@ def test_the_figure_is_valid_plotly():
         ({"name": "fig-a", "height": 10}, ValueError, "height"),
     ],
 )
-def test_bad_options_are_rejected_with_the_parameter_named(kwargs, exc, words):
+def test_bad_options_are_rejected_with_the_parameter_named(kwargs, exc, name):
     args = {"labels": list("abcd"), **kwargs}
-    with pytest.raises(exc, match=words):
+    with raises_named(exc, name):
         interactive_figure(_states(), **args)
 
 
 def test_bad_states_are_rejected():
-    with pytest.raises(ValueError, match="at least 2"):
+    with raises_named(ValueError, "states", r".*expected at least 2"):
         interactive_figure(_states(1), name="fig-a", labels=["a"])
-    with pytest.raises(ValueError, match=r"states\[1\] has 1 traces"):
+    with raises_named(ValueError, "states", r"states\[1\] has 1 traces"):
         interactive_figure([[{"x": [0]}, {"x": [1]}], [{"x": [0]}]], name="fig-a", labels=["a", "b"])
-    with pytest.raises(ValueError, match="not finite|NaN"):
+    with raises_named(ValueError, "states", r".*(not finite|NaN)"):
         interactive_figure([[{"y": [np.nan]}], [{"y": [0]}]], name="fig-a", labels=["a", "b"])
-    with pytest.raises(TypeError, match="states"):
+    with raises_named(TypeError, "states"):
         interactive_figure("ab", name="fig-a", labels=["a", "b"])
-    with pytest.raises(TypeError, match=r"states\[0\]\[0\]"):
+    with raises_named(TypeError, "states", r"states\[0\]\[0\]"):
         interactive_figure([[1], [2]], name="fig-a", labels=["a", "b"])
 
 

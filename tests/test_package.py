@@ -10,7 +10,7 @@ import posenc
 TABLE = {
     "sinusoidal": ["frequencies", "sinusoidal_encoding", "shift_matrix"],
     "learned": ["LearnedPositionalEmbedding"],
-    "rope": ["rope_frequencies", "apply_rope", "apply_rope_complex", "apply_rope_2d"],
+    "rope": ["rope_frequencies", "rope_table", "apply_rope", "apply_rope_complex", "apply_rope_2d"],
     "alibi": ["alibi_slopes", "alibi_bias"],
     "relative": ["t5_relative_position_bucket"],
     "scaling": ["linear_scaling", "ntk_scaling", "dynamic_ntk_scaling", "yarn_scaling", "llama3_scaling"],
@@ -26,7 +26,10 @@ SIGNATURES = {
     "sinusoidal_encoding": "(positions, d_model, base=10000.0)",
     "shift_matrix": "(k, d_model, base=10000.0)",
     "rope_frequencies": "(head_dim, base=10000.0)",
-    "apply_rope": "(x, positions, *, inv_freq=None, base=10000.0, layout='interleaved', attention_factor=1.0)",
+    "apply_rope": "(x, positions=None, *, inv_freq=None, base=10000.0, layout='interleaved', attention_factor=1.0, "
+                  "table=None)",
+    "rope_table": "(positions, head_dim, *, inv_freq=None, base=10000.0, attention_factor=1.0, "
+                  "dtype='float64')",
     "apply_rope_complex": "(x, positions, *, inv_freq=None, base=10000.0)",
     "apply_rope_2d": "(x, rows, cols, *, base=100.0)",
     "alibi_slopes": "(n_heads)",

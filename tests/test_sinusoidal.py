@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from helpers import raises_named
 
 from posenc import (
     frequencies,
@@ -61,7 +62,7 @@ def test_dot_product_depends_on_offset_only():
 
 def test_interleave_permutation():
     np.testing.assert_array_equal(interleave_permutation(6), [0, 3, 1, 4, 2, 5])
-    with pytest.raises(ValueError, match="dim"):
+    with raises_named(ValueError, "dim"):
         interleave_permutation(5)
 
 
@@ -99,5 +100,5 @@ def test_tensor2tensor_layout_and_grid():
     ],
 )
 def test_sinusoidal_rejects_bad_input(call, exc, name):
-    with pytest.raises(exc, match=name):
+    with raises_named(exc, name):
         call()

@@ -40,7 +40,8 @@ import urllib.parse
 import pytest
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from booktools import ROOT
+
 SITE = pathlib.Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
 REQUIRE = os.environ.get("POSENC_REQUIRE_BROWSER", "") not in ("", "0")
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
@@ -326,7 +327,7 @@ def _console_errors(driver) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _anchors(path: pathlib.Path) -> frozenset:
     from bs4 import BeautifulSoup
 

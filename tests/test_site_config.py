@@ -9,12 +9,11 @@ Jupyter Book's own defaults.
 
 from __future__ import annotations
 
-import pathlib
-
 import yaml
 from jupyter_book.config import get_default_sphinx_config, get_final_config
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from booktools import ROOT
+
 CONFIG = ROOT / "_config.yml"
 OWN = ["sphinx_proof", "sphinx_exercise", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinxcontrib.bibtex"]
 

@@ -4,12 +4,12 @@ notebooks and posenc's files to the release, and publishes to PyPI by trusted pu
 
 from __future__ import annotations
 
-import pathlib
 import re
 
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from booktools import ROOT
+
 WORKFLOW = ROOT / ".github" / "workflows" / "book.yml"
 RELEASE = ROOT / ".github" / "workflows" / "release.yml"
 

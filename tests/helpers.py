@@ -1,0 +1,50 @@
+"""Helpers shared by the unit tests: anchored error matching and finite differences."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+
+def raises_named(exc, name: str, detail: str = ""):
+    """``pytest.raises(exc)`` whose message must begin with ``name: ``.
+
+    posenc's errors begin with the parameter's name (``"factor: -1.0; expected ..."``).
+    An unanchored ``match=name`` also accepts a message that names no parameter at all,
+    as soon as the name occurs somewhere in it (``match="x"`` matches the x of
+    "expected"); anchoring the match to the leading ``name: `` does not.
+
+    Parameters
+    ----------
+    exc : type of Exception, or tuple of them
+    name : str
+        The parameter the message must name first; taken literally (``states[1]``).
+    detail : str, optional
+        A regular expression the rest of the message must begin with.
+    """
+    return pytest.raises(exc, match=rf"^{re.escape(name)}: {detail}")
+
+
+def finite_difference_gradient(loss, param: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences of ``loss()`` with respect to every element of ``param``.
+
+    ``param`` (a float array that ``loss`` reads) is perturbed in place, one element at a
+    time, by ``+eps`` and ``-eps``, and restored exactly afterwards.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape param.shape
+        ``(loss(p + eps e_i) - loss(p - eps e_i)) / (2 eps)`` for every index ``i``.
+    """
+    numeric = np.zeros(param.shape, dtype=np.float64)
+    for idx in np.ndindex(param.shape):
+        old = param[idx]
+        param[idx] = old + eps
+        up = loss()
+        param[idx] = old - eps
+        down = loss()
+        param[idx] = old
+        numeric[idx] = (up - down) / (2 * eps)
+    return numeric
