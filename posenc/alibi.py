@@ -94,17 +94,38 @@ def alibi_bias(n_heads: int, n_queries: int, n_keys: int | None = None, *, causa
     """
     n_heads = check_int("n_heads", n_heads, minimum=1)
     causal = check_bool("causal", causal)
-    offset = relative_positions(n_queries, n_keys)  # j - i
-    slopes = alibi_slopes(n_heads)[:, None, None]
-    # One allocation of the output and in-place updates: peak memory is the output
-    # plus one (T_q, T_k) offset matrix, not several full-size temporaries.
-    bias = np.multiply(slopes, offset[None] if causal else np.abs(offset)[None], dtype=np.float64)
-    if causal:
-        # m (j - i) is already -m (i - j); keys after the query are masked.
-        np.copyto(bias, -np.inf, where=(offset > 0)[None])
-    else:
-        np.subtract(0.0, bias, out=bias)  # -m |i - j|; "0.0 -" keeps the diagonal at +0.0
+    n_queries = check_int("n_queries", n_queries, minimum=1)
+    n_keys = n_queries if n_keys is None else check_int("n_keys", n_keys, minimum=1)
+    if n_keys < n_queries:
+        relative_positions(n_queries, n_keys)  # raises the shared error, which names n_keys
+    slopes = alibi_slopes(n_heads)
+    bias = np.empty((n_heads, n_queries, n_keys), dtype=np.float64)
+    # Written into the output block of query rows by block of query rows: peak memory is
+    # the output plus one small (rows, T_k) offset block, not a full-size temporary.
+    # The offsets j - i are integers, exact in float64, so every element is the same
+    # product m_h * (j - i) as in the one-shot formula, bit for bit.
+    keys = np.arange(n_keys, dtype=np.float64)
+    step = max(1, _BLOCK_ELEMS // n_keys)
+    for start in range(0, n_queries, step):
+        stop = min(start + step, n_queries)
+        i = np.arange(start, stop, dtype=np.float64)[:, None] + (n_keys - n_queries)
+        offset = keys[None, :] - i  # j - i: rows start..stop of relative_positions(n_queries, n_keys)
+        future = offset > 0 if causal else None
+        if not causal:
+            np.abs(offset, out=offset)
+        for h in range(n_heads):
+            block = bias[h, start:stop]
+            np.multiply(slopes[h], offset, out=block)
+            if causal:
+                # m (j - i) is already -m (i - j); keys after the query are masked.
+                np.copyto(block, -np.inf, where=future)
+            else:
+                np.subtract(0.0, block, out=block)  # -m |i - j|; "0.0 -" keeps the diagonal at +0.0
     return bias
+
+
+#: Elements of one block of offsets in alibi_bias (64 KiB of float64).
+_BLOCK_ELEMS = 1 << 13
 
 
 def alibi_bias_bloom(n_heads: int, n_keys: int) -> np.ndarray:
