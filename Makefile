@@ -58,6 +58,7 @@ format: $(STAMP)
 	$(BIN)/python tests/format_chapters.py
 
 ## make lab: JupyterLab on chapters/, where a double-click opens a chapter as a notebook.
+# Extra flags for `jupyter lab` go in ARGS: make lab ARGS="--no-browser --port 8899".
 # The default viewer is set by lab/overrides.json, installed into the environment's own
 # settings (.venv/share/jupyter/lab/settings), never into the user's ~/.jupyter.
 LAB_STAMP     := $(VENV)/.lab-installed
@@ -74,7 +75,7 @@ $(LAB_OVERRIDES): lab/overrides.json
 lab-setup: $(LAB_STAMP) $(LAB_OVERRIDES)
 
 lab: lab-setup
-	$(BIN)/jupyter lab chapters/ $(if $(filter 0,$(shell id -u)),--allow-root,)
+	$(BIN)/jupyter lab chapters/ $(if $(filter 0,$(shell id -u)),--allow-root,) $(ARGS)
 
 ## make bench: throughput and memory figures, printed as ratios measured in one run.
 bench: $(STAMP)
