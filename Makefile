@@ -58,11 +58,14 @@ format: $(STAMP)
 	$(BIN)/python tests/format_chapters.py
 
 ## make lab: JupyterLab on chapters/, where a double-click opens a chapter as a notebook.
+# lab/jupyter_server_config.py (a chapter opens unmodified: see its docstring) goes into the
+# environment's own configuration folder (.venv/etc/jupyter), never into ~/.jupyter.
 # Extra flags for `jupyter lab` go in ARGS: make lab ARGS="--no-browser --port 8899".
 # The default viewer is set by lab/overrides.json, installed into the environment's own
 # settings (.venv/share/jupyter/lab/settings), never into the user's ~/.jupyter.
 LAB_STAMP     := $(VENV)/.lab-installed
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+LAB_SERVER    := $(VENV)/etc/jupyter/jupyter_server_config.py
 
 $(LAB_STAMP): $(STAMP) requirements-lab.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -r requirements-lab.txt
@@ -72,7 +75,11 @@ $(LAB_OVERRIDES): lab/overrides.json
 	mkdir -p $(dir $(LAB_OVERRIDES))
 	cp lab/overrides.json $(LAB_OVERRIDES)
 
-lab-setup: $(LAB_STAMP) $(LAB_OVERRIDES)
+$(LAB_SERVER): lab/jupyter_server_config.py
+	mkdir -p $(dir $(LAB_SERVER))
+	cp lab/jupyter_server_config.py $(LAB_SERVER)
+
+lab-setup: $(LAB_STAMP) $(LAB_OVERRIDES) $(LAB_SERVER)
 
 lab: lab-setup
 	$(BIN)/jupyter lab chapters/ $(if $(filter 0,$(shell id -u)),--allow-root,) $(ARGS)
