@@ -36,7 +36,7 @@ book: $(STAMP)
 # Each kernel of the sweep is its own job (portability-KERNEL), so that the jobs share the cores.
 SWEEP_KERNELS := Sandybridge Haswell Nehalem SkylakeX
 test: $(STAMP)
-	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py -m "not portability"
+	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py --ignore=tests/test_local_notebooks.py -m "not portability"
 	$(MAKE) -j2 --output-sync=target regression strict-build $(addprefix portability-,$(SWEEP_KERNELS))
 	$(MAKE) site-test
 
@@ -44,7 +44,7 @@ strict-build: $(STAMP)
 	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py -m "not portability"
+	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py --ignore=tests/test_local_notebooks.py -m "not portability"
 
 ## make portability: the notebook regression under other OpenBLAS kernels and thread counts
 ## (a kernel the CPU lacks is skipped, with the reason).
@@ -54,11 +54,13 @@ portability: $(STAMP)
 portability-%: $(STAMP)
 	$(BIN)/python -m pytest tests/test_portability.py -m portability -rs -k "$*" -p no:cacheprovider
 
-## make site-test: the browser test of the built site in _build/html (headless Chromium).
+## make site-test: the browser test of the built site in _build/html (headless Chromium), and
+## the downloaded notebooks it offers (tests/test_local_notebooks.py: no raw MyST; one runs in a
+## fresh venv after `pip install posenc[book]` from the wheel and the pins, with no index).
 # Without Chromium it is skipped with a message saying how to install it (-rs prints it);
 # POSENC_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure.
 site-test: $(STAMP)
-	$(BIN)/python -m pytest tests/test_site.py -rs
+	$(BIN)/python -m pytest tests/test_site.py tests/test_local_notebooks.py -rs
 
 ## make pdf: the whole book as one PDF, _build/latex/book.pdf, through Jupyter Book's LaTeX
 ## builder and XeLaTeX (strict, like the HTML), then its checks (tests/test_pdf.py).
@@ -91,10 +93,14 @@ format: $(STAMP)
 	$(BIN)/python tests/format_chapters.py
 
 ## make lab: JupyterLab on chapters/, where a double-click opens a chapter as a notebook.
+# lab/jupyter_server_config.py (a chapter opens unmodified: see its docstring) goes into the
+# environment's own configuration folder (.venv/etc/jupyter), never into ~/.jupyter.
+# Extra flags for `jupyter lab` go in ARGS: make lab ARGS="--no-browser --port 8899".
 # The default viewer is set by lab/overrides.json, installed into the environment's own
 # settings (.venv/share/jupyter/lab/settings), never into the user's ~/.jupyter.
 LAB_STAMP     := $(VENV)/.lab-installed
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+LAB_SERVER    := $(VENV)/etc/jupyter/jupyter_server_config.py
 
 $(LAB_STAMP): $(STAMP) requirements-lab.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -r requirements-lab.txt
@@ -104,10 +110,14 @@ $(LAB_OVERRIDES): lab/overrides.json
 	mkdir -p $(dir $(LAB_OVERRIDES))
 	cp lab/overrides.json $(LAB_OVERRIDES)
 
-lab-setup: $(LAB_STAMP) $(LAB_OVERRIDES)
+$(LAB_SERVER): lab/jupyter_server_config.py
+	mkdir -p $(dir $(LAB_SERVER))
+	cp lab/jupyter_server_config.py $(LAB_SERVER)
+
+lab-setup: $(LAB_STAMP) $(LAB_OVERRIDES) $(LAB_SERVER)
 
 lab: lab-setup
-	$(BIN)/jupyter lab chapters/ $(if $(filter 0,$(shell id -u)),--allow-root,)
+	$(BIN)/jupyter lab chapters/ $(if $(filter 0,$(shell id -u)),--allow-root,) $(ARGS)
 
 ## make bench: throughput and memory figures, printed as ratios measured in one run.
 bench: $(STAMP)

@@ -396,6 +396,8 @@ def interactive_figure(
     axis = {"showgrid": True, "gridcolor": "#e5e5e5", "zeroline": False, "linecolor": "#444444",
             "ticks": "outside", "automargin": True}
     lay = {
+        # The book's div has this height; JupyterLab's Plotly renderer, given none, draws 360 px.
+        "height": height,
         "font": font,
         "paper_bgcolor": "#ffffff",
         "plot_bgcolor": "#ffffff",

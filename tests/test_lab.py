@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import subprocess
+import sys
 
 import jupytext
 import nbformat
@@ -134,3 +136,87 @@ def test_the_pinned_jupyterlab_can_load_jupytexts_extension():
     assert pin, "requirements-lab.txt does not pin jupyterlab"
     have = tuple(int(g) for g in pin.groups())
     assert have[0] == need[0] and have >= need, f"jupyterlab {have} cannot load jupytext's extension (needs ^{need})"
+
+
+# --------------------------------------------------------------------------- issue 24: the lab as a reader finds it
+
+SERVER_CONFIG = ROOT / "lab" / "jupyter_server_config.py"
+
+
+def _server_config():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("posenc_lab_server_config", SERVER_CONFIG)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_make_lab_passes_extra_flags_to_jupyter_lab():
+    run = subprocess.run(["make", "-n", "lab", 'ARGS=--no-browser --port 8899'], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    assert re.search(r"jupyter lab chapters/ .*--no-browser --port 8899$", run, re.M), run
+
+
+def test_make_lab_installs_the_server_config_into_the_environment_only():
+    dry = subprocess.run(["make", "-n", "-B", "lab-setup"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    assert "cp lab/jupyter_server_config.py .venv/etc/jupyter/jupyter_server_config.py" in dry
+    assert "~" not in dry and "$HOME" not in dry
+
+
+def test_a_chapter_opens_with_the_language_info_its_kernel_will_report(tmp_path):
+    """The cause of the "unsaved" mark on opening: no language_info until the kernel sets it.
+
+    JupyterLab writes the kernel's ``language_info`` into the notebook when the kernel
+    connects and skips the write only when an equal value is there already; the
+    contents manager supplies exactly ipykernel's value, and saving drops it again.
+    """
+    pytest.importorskip("jupyter_server", reason="jupyter_server comes with `make lab` (requirements-lab.txt)")
+    import asyncio
+
+    from ipykernel.ipkernel import IPythonKernel
+
+    config = _server_config()
+    root = tmp_path / "chapters"
+    root.mkdir()
+    (root / "jupytext.toml").write_bytes((ROOT / "chapters" / "jupytext.toml").read_bytes())
+    chapter = CHAPTERS[0]
+    (root / chapter.name).write_bytes(chapter.read_bytes())
+    manager = config.ChapterContentsManager(root_dir=str(root))
+    assert hasattr(config.ChapterContentsManager, "formats")  # jupytext's server extension keeps it
+    model = asyncio.run(manager.get(chapter.name, content=True, type="notebook"))
+    assert model["content"]["metadata"]["language_info"] == IPythonKernel.language_info
+    asyncio.run(manager.save({"type": "notebook", "format": "json", "content": model["content"]}, chapter.name))
+    assert (root / chapter.name).read_bytes() == chapter.read_bytes()
+
+
+def test_the_installed_server_config_is_the_repositorys():
+    installed = pathlib.Path(sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.py"
+    if not (pathlib.Path(sys.prefix) / ".lab-installed").exists():
+        pytest.skip("`make lab-setup` has not run in this environment")
+    assert installed.read_bytes() == SERVER_CONFIG.read_bytes(), "run `make lab-setup`"
+
+
+def test_every_installed_lab_extension_is_compatible_with_the_pinned_jupyterlab():
+    """jupyterlab-myst 2.7.0, for one, wants @jupyter/ydoc ^3 where JupyterLab 4.6 has ^4."""
+    jupyter = pathlib.Path(sys.prefix) / "bin" / "jupyter"
+    pytest.importorskip("jupyterlab", reason="JupyterLab comes with `make lab` (requirements-lab.txt)")
+    listing = subprocess.run([str(jupyter), "labextension", "list"], capture_output=True, text=True, check=True)
+    text = listing.stdout + listing.stderr
+    assert "jupyterlab-myst" in text
+    assert "not compatible" not in text and "\u2718" not in text and " X" not in text, text
+
+
+def test_jupyterlab_myst_is_pinned():
+    assert re.search(r"^jupyterlab-myst==\d+\.\d+\.\d+$", (ROOT / "requirements-lab.txt").read_text(), re.M)
+
+
+def test_interactive_figures_carry_the_books_height_for_jupyterlab():
+    """JupyterLab's Plotly renderer draws a figure without layout.height 360 px high."""
+    from posenc.interactive import interactive_figure
+
+    states = [[{"x": [0, 1], "y": [0, s], "name": "line"}] for s in (1, 2)]
+    fig = interactive_figure(states, name="fig-size", labels=["a", "b"], height=520)
+    assert fig.figure["layout"]["height"] == 520
+    assert fig._repr_mimebundle_()["application/vnd.plotly.v1+json"]["layout"]["height"] == 520

@@ -1,0 +1,98 @@
+"""What a reader is told, checked without a build: the repository setting, `posenc[book]`, the layout.
+
+The repository's address has one setting, ``repository: url:`` in ``_config.yml``;
+``_ext/posenc_notebooks.py`` falls back to GitHub Actions' variables and the clone's
+``origin`` remote, and invents nothing when neither exists.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+
+import jupytext
+import yaml
+
+from booktools import ROOT, chapter_sources
+
+sys.path.insert(0, str(ROOT / "_ext"))
+import posenc_notebooks  # noqa: E402
+
+def test_repository_url_from_the_setting_first():
+    env = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r"}
+    assert posenc_notebooks.repository_url("https://example.org/a/b/", ROOT, env) == "https://example.org/a/b"
+
+
+def test_repository_url_from_github_actions_variables():
+    env = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "owner/book"}
+    assert posenc_notebooks.repository_url("", ROOT, env) == "https://github.com/owner/book"
+
+
+def test_repository_url_from_the_origin_remote(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert posenc_notebooks.repository_url("", tmp_path, {}) == ""  # no remote: no address
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", "git@github.com:owner/book.git"],
+                   check=True)
+    assert posenc_notebooks.repository_url("", tmp_path, {}) == "https://github.com/owner/book"
+
+
+def test_without_an_address_the_instructions_invent_none():
+    text = posenc_notebooks.how_to_run("")
+    assert "http" not in text and "<" not in text.replace("<a", "")
+    assert 'pip install ".[book]"' in text
+    with_url = posenc_notebooks.how_to_run("https://github.com/owner/book")
+    assert "git clone https://github.com/owner/book" in with_url
+    assert 'pip install "posenc[book] @ git+https://github.com/owner/book"' in with_url
+
+
+def test_the_setting_is_in_config_and_empty_in_the_repository():
+    """One setting, `repository: url:`; empty here because the project records no public URL."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["repository"]["url"] == ""
+
+
+
+def _pins() -> dict:
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        match = re.match(r"^([A-Za-z0-9_.-]+)==(\S+)$", line.strip())
+        if match:
+            pins[match.group(1).lower().replace("_", "-")] = match.group(2)
+    return pins
+
+
+def test_the_book_extra_has_the_books_pins_as_lower_bounds():
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["book"]
+    pins = _pins()
+    bounds = dict(re.match(r"^([A-Za-z0-9_.-]+)>=(\S+)$", req).groups() for req in extra)
+    assert set(bounds) == {"matplotlib", "plotly", "ipykernel", "nbclient"}
+    assert all(pins[name] == version for name, version in bounds.items()), (bounds, pins)
+
+
+def test_the_book_extra_covers_every_third_party_import_of_the_chapters():
+    """A chapter importing a package that neither numpy nor posenc[book] brings fails here."""
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["book"]
+    provided = {"numpy", "posenc"} | {re.match(r"^[A-Za-z0-9_-]+", r).group(0) for r in extra}
+    imported = set()
+    for chapter in chapter_sources():
+        code = "\n".join(c.source for c in jupytext.read(chapter).cells if c.cell_type == "code")
+        imported |= set(re.findall(r"^\s*(?:import|from) ([A-Za-z_][A-Za-z0-9_]*)", code, re.M))
+    assert {"numpy", "matplotlib", "posenc"} <= imported
+    third_party = {name for name in imported if name not in sys.stdlib_module_names}
+    assert third_party <= provided, third_party - provided
+
+
+def test_the_readme_layout_names_every_posenc_module():
+    readme = (ROOT / "README.md").read_text()
+    layout = readme[readme.index("## Layout"):readme.index("## Changing a chapter")]
+    missing = [p.name for p in sorted((ROOT / "posenc").glob("*.py")) if not re.search(rf"^  {re.escape(p.name)} ", layout, re.M)]
+    assert not missing, f"README's layout omits {missing}"
+
+
+def test_build_output_is_ignored():
+    ignored = (ROOT / ".gitignore").read_text().splitlines()
+    assert "build/" in ignored and "_build/" in ignored and ".venv/" in ignored
