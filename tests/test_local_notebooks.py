@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import html
-import json
 import os
 import pathlib
 import re

@@ -49,7 +49,6 @@ def test_without_an_address_the_instructions_invent_none():
 
 def test_the_setting_is_in_config_and_empty_in_the_repository():
     """One setting, `repository: url:`; empty here because the project records no public URL."""
-    import yaml
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert config["repository"]["url"] == ""
