@@ -58,7 +58,7 @@ def test_sampling_is_seeded():
     ],
 )
 def test_bad_input_is_rejected(call, exc, name):
-    with pytest.raises(exc, match=name):
+    with pytest.raises(exc, match=rf"^{name}: "):
         call()
 
 
