@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from ._checks import check_choice, check_int
+from ._checks import _show, check_choice, check_float, check_int
 from .markov import make_chain, optimal_nll, sample_sequences
 from .model import SCHEMES, ModelConfig, forward, init_params, loss_and_grads
 from .scaling import linear_scaling, ntk_scaling, yarn_scaling
@@ -80,15 +80,38 @@ class ExperimentConfig:
     workers: int = 2
 
     def __post_init__(self):
-        for s in self.schemes:
+        # Every field is checked here, so a bad value fails before any work starts.
+        schemes = _check_tuple("schemes", self.schemes)
+        for s in schemes:
             check_choice("schemes", s, SCHEMES)
-        if not self.seeds:
-            raise ValueError("seeds: expected at least one seed")
+        if len(set(schemes)) != len(schemes):
+            raise ValueError(f"schemes: {schemes!r}; expected no scheme twice")
+        seeds = tuple(check_int("seeds", s, minimum=0) for s in _check_tuple("seeds", self.seeds))
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"seeds: {seeds!r}; expected distinct seeds")
         check_int("train_len", self.train_len, minimum=4)
-        if not self.eval_multiples or self.eval_multiples[0] != 1:
-            raise ValueError(f"eval_multiples: expected a tuple starting with 1, got {self.eval_multiples}")
+        multiples = tuple(
+            check_int("eval_multiples", m, minimum=1) for m in _check_tuple("eval_multiples", self.eval_multiples)
+        )
+        if multiples[0] != 1 or any(b <= a for a, b in zip(multiples, multiples[1:])):
+            raise ValueError(
+                f"eval_multiples: {multiples!r}; expected increasing positive integers starting with 1"
+            )
+        check_int("eval_tokens", self.eval_tokens, minimum=1)
         check_int("steps", self.steps, minimum=1)
+        check_int("batch", self.batch, minimum=1)
+        check_float("lr", self.lr, positive=True)
+        check_int("warmup", self.warmup, minimum=0)
+        check_float("clip", self.clip, positive=True)
+        check_int("n_symbols", self.n_symbols, minimum=2)
+        check_float("concentration", self.concentration, positive=True)
+        check_int("chain_seed", self.chain_seed, minimum=0)
         check_int("workers", self.workers, minimum=1)
+        object.__setattr__(self, "schemes", schemes)
+        object.__setattr__(self, "seeds", seeds)
+        object.__setattr__(self, "eval_multiples", multiples)
+        # d_model, n_heads, d_ff and rope_base are checked by the model's own configuration
+        self.model_config(schemes[0])
 
     @classmethod
     def book(cls) -> "ExperimentConfig":
@@ -105,6 +128,15 @@ class ExperimentConfig:
             max_len=self.train_len * max(self.eval_multiples),
             rope_base=self.rope_base,
         )
+
+
+def _check_tuple(name: str, value) -> tuple:
+    """A non-empty tuple (a list is accepted and converted); a string is not a sequence here."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+        raise TypeError(f"{name}: {_show(value)}; expected a non-empty tuple")
+    if len(value) == 0:
+        raise ValueError(f"{name}: (); expected a non-empty tuple")
+    return tuple(value)
 
 
 def _adam(params, grads, state, lr, t, b1=0.9, b2=0.999, eps=1e-8):
@@ -337,34 +369,120 @@ def write_csv(rows: list, path: str) -> None:
         writer.writerows(rows)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line on stderr (no usage block) and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}; expected a positive integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}; expected a positive integer")
+    return value
+
+
+def _int_list(text: str) -> tuple:
+    items = [t.strip() for t in text.split(",")]
+    try:
+        values = tuple(int(t) for t in items)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}; expected comma-separated integers such as 1,2,4,8") from None
+    if any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}; expected positive integers")
+    return values
+
+
+def _scheme_list(text: str) -> tuple:
+    items = tuple(t.strip() for t in text.split(","))
+    if not all(items):
+        raise argparse.ArgumentTypeError(f"{text!r}; expected comma-separated names from {', '.join(SCHEMES)}")
+    for t in items:
+        if t not in SCHEMES:
+            raise argparse.ArgumentTypeError(f"unknown scheme {t!r}; expected names from {', '.join(SCHEMES)}")
+    return items
+
+
+def _writable_directory(path: str) -> str:
+    """The output directory, checked without creating anything: a directory or creatable."""
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise argparse.ArgumentTypeError(f"{path!r} exists and is not a directory")
+        probe = path
+    else:
+        probe = os.path.dirname(os.path.abspath(path))
+        while not os.path.exists(probe):
+            probe = os.path.dirname(probe)
+        if not os.path.isdir(probe):
+            raise argparse.ArgumentTypeError(f"{path!r} cannot be created ({probe!r} is not a directory)")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{path!r}: no permission to write in {probe!r}")
+    return path
+
+
 def main(argv=None) -> int:
-    """The command line: ``python -m posenc.experiment --out results/``."""
-    parser = argparse.ArgumentParser(
+    """The command line: ``python -m posenc.experiment --out results/``.
+
+    Every argument is checked (and the configuration built) before any work starts; a
+    bad one prints a single ``error:`` line on stderr and exits with status 2, writing
+    nothing. The CSV files are written only after every model is trained and evaluated.
+    """
+    default = ExperimentConfig()
+    parser = _Parser(
         prog="python -m posenc.experiment",
         description="Train small attention models with each positional scheme at one length and "
-        "evaluate them at longer ones (chapter 6 of Positional Encodings, executable).",
+        "evaluate them at longer ones (chapter 6 of Positional Encodings, executable). Writes "
+        "results.csv and summary.csv into --out, and loss_vs_length.png when matplotlib is "
+        "installed (otherwise the figure is skipped, with a note on stderr).",
     )
-    default = ExperimentConfig()
-    parser.add_argument("--out", required=True, help="directory for results.csv, summary.csv and the figure")
-    parser.add_argument("--schemes", default=",".join(default.schemes), help="comma-separated, from " + ", ".join(SCHEMES))
-    parser.add_argument("--seeds", type=int, default=5, help="number of seeds (default 5)")
-    parser.add_argument("--train-len", type=int, default=default.train_len)
-    parser.add_argument("--multiples", default="1,2,4,8,16", help="evaluation lengths as multiples of --train-len")
-    parser.add_argument("--eval-tokens", type=int, default=default.eval_tokens)
-    parser.add_argument("--steps", type=int, default=default.steps)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--out", required=True, type=_writable_directory,
+                        help="directory for results.csv, summary.csv and the figure (created if absent)")
+    parser.add_argument("--schemes", type=_scheme_list, default=default.schemes, metavar="LIST",
+                        help="comma-separated, from " + ", ".join(SCHEMES) + " (default: all)")
+    parser.add_argument("--seeds", type=_positive_int, default=5, metavar="N",
+                        help="number of seeds, 0..N-1 (default: %(default)s)")
+    parser.add_argument("--train-len", type=_positive_int, default=default.train_len, metavar="L",
+                        help="training length in symbols, at least 4 (default: %(default)s)")
+    parser.add_argument("--multiples", type=_int_list, default=(1, 2, 4, 8, 16), metavar="LIST",
+                        help="evaluation lengths as multiples of --train-len, increasing and starting "
+                        "with 1 (default: 1,2,4,8,16)")
+    parser.add_argument("--eval-tokens", type=_positive_int, default=default.eval_tokens, metavar="N",
+                        help="predicted symbols per evaluation length (default: %(default)s)")
+    parser.add_argument("--steps", type=_positive_int, default=default.steps, metavar="N",
+                        help="training steps (default: %(default)s)")
+    parser.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
+                        help="processes to train in; results do not depend on it (default: the number "
+                        "of CPUs, %(default)s here)")
     args = parser.parse_args(argv)
-    config = replace(
-        default,
-        schemes=tuple(s.strip() for s in args.schemes.split(",") if s.strip()),
-        seeds=tuple(range(args.seeds)),
-        train_len=args.train_len,
-        eval_multiples=tuple(int(m) for m in args.multiples.split(",")),
-        eval_tokens=args.eval_tokens,
-        steps=args.steps,
-        workers=args.workers,
-    )
-    os.makedirs(args.out, exist_ok=True)
+    try:
+        config = replace(
+            default,
+            schemes=args.schemes,
+            seeds=tuple(range(args.seeds)),
+            train_len=args.train_len,
+            eval_multiples=args.multiples,
+            eval_tokens=args.eval_tokens,
+            steps=args.steps,
+            workers=args.workers,
+        )
+    except (TypeError, ValueError) as exc:
+        message = str(exc)
+        field_name = message.split(":", 1)[0]
+        option = {"eval_multiples": "multiples", "seeds": "seeds", "schemes": "schemes", "steps": "steps",
+                  "train_len": "train-len", "eval_tokens": "eval-tokens", "workers": "workers"}.get(field_name)
+        if option:
+            message = f"argument --{option}:{message.split(':', 1)[1]}"
+        parser.error(message)
+    try:
+        import matplotlib
+    except ImportError:
+        matplotlib = None
+        print("matplotlib is not installed: the figure will be skipped (pip install matplotlib)",
+              file=sys.stderr)
     n_jobs = len(config.schemes) * len(config.seeds)
     done = [0]
 
@@ -375,22 +493,24 @@ def main(argv=None) -> int:
     print(f"config: {asdict(config)}", file=sys.stderr)
     rows = run_experiment(config, progress=progress)
     summary = summarize(rows)
+    os.makedirs(args.out, exist_ok=True)
     write_csv(rows, os.path.join(args.out, "results.csv"))
     write_csv(summary, os.path.join(args.out, "summary.csv"))
-    import matplotlib
+    written = "results.csv, summary.csv"
+    if matplotlib is not None:
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    plot_results(summary, which="loss_all", ax=axes[0])
-    plot_results(summary, which="loss_beyond", ax=axes[1])
-    axes[0].set_title("all positions")
-    axes[1].set_title(f"positions beyond L_train = {config.train_len}")
-    axes[1].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(args.out, "loss_vs_length.png"), dpi=150)
-    print(f"wrote results.csv, summary.csv and loss_vs_length.png to {args.out}", file=sys.stderr)
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        plot_results(summary, which="loss_all", ax=axes[0])
+        plot_results(summary, which="loss_beyond", ax=axes[1])
+        axes[0].set_title("all positions")
+        axes[1].set_title(f"positions beyond L_train = {config.train_len}")
+        axes[1].legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(args.out, "loss_vs_length.png"), dpi=150)
+        written += " and loss_vs_length.png"
+    print(f"wrote {written} to {args.out}", file=sys.stderr)
     return 0
 
 

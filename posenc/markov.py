@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_int_array, check_float, check_int
+from ._checks import as_float_array, as_int_array, check_float, check_int
 
 __all__ = [
     "MarkovChain",
@@ -54,6 +54,21 @@ class MarkovChain:
 
     transition: np.ndarray
     stationary: np.ndarray
+
+    def __post_init__(self):
+        trans = as_float_array("transition", self.transition)
+        if trans.ndim != 3 or trans.shape[0] < 2 or len(set(trans.shape)) != 1:
+            raise ValueError(f"transition: shape {trans.shape}; expected (V, V, V) with V >= 2")
+        if np.any(trans < 0) or not np.allclose(trans.sum(axis=-1), 1.0, rtol=0, atol=1e-9):
+            raise ValueError("transition: rows that are not probability vectors; expected non-negative "
+                             "entries summing to 1 along the last axis")
+        pair = as_float_array("stationary", self.stationary)
+        if pair.shape != trans.shape[:2]:
+            raise ValueError(f"stationary: shape {pair.shape}; expected {trans.shape[:2]}")
+        if np.any(pair < 0) or abs(pair.sum() - 1.0) > 1e-9:
+            raise ValueError(f"stationary: total {pair.sum():.6g}; expected non-negative entries summing to 1")
+        object.__setattr__(self, "transition", trans.astype(np.float64))
+        object.__setattr__(self, "stationary", pair.astype(np.float64))
 
     @property
     def n_symbols(self) -> int:

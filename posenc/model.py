@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_int_array, check_choice, check_int
+from ._checks import as_int_array, check_choice, check_float, check_int
 from .alibi import alibi_slopes
 from .rope import apply_rope, rope_frequencies
 from .sinusoidal import sinusoidal_encoding
@@ -78,6 +78,7 @@ class ModelConfig:
         check_int("d_ff", self.d_ff, minimum=1)
         check_int("max_len", self.max_len, minimum=1)
         check_choice("scheme", self.scheme, SCHEMES)
+        check_float("rope_base", self.rope_base, greater_than=1.0)
         if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
             raise ValueError(
                 f"d_model: {self.d_model} must be a multiple of n_heads = {self.n_heads} "

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ._checks import check_bool, check_float, check_int
+from ._checks import check_bool, check_choice, check_float, check_int
 from .rope import rope_frequencies
 
 __all__ = [
@@ -261,6 +261,7 @@ def yarn_scaling(
     beta_fast: float = 32.0,
     beta_slow: float = 1.0,
     truncate: bool = True,
+    ramp: str = "released",
 ):
     r"""YaRN ("NTK-by-parts" frequencies plus an attention temperature).
 
@@ -275,6 +276,34 @@ def yarn_scaling(
     so fast pairs (many turns in training) are kept and slow pairs are
     interpolated.  The attention factor is :func:`yarn_attention_factor`.
 
+    Two ramps are offered, named apart because they differ on narrow heads:
+
+    ``ramp="released"`` (default)
+        The ramp of the released code (Hugging Face ``_compute_yarn_parameters``, which
+        follows the authors' ``find_correction_range`` and ``linear_ramp_mask``): linear
+        in the *pair index*, between the indices where the turn count equals
+        ``beta_fast`` and ``beta_slow``, rounded outwards when ``truncate`` and clamped
+        to ``[0, head_dim - 1]``.
+    ``ramp="paper"``
+        The paper's ramp (Peng et al., section 3.2, Eqs. 17-20): linear in the *number of
+        turns* :math:`\rho_i = L_0\theta_i/(2\pi)`, with no rounding,
+
+        .. math::
+            \gamma_i = \operatorname{clip}\Bigl(\frac{\beta_\text{fast} - \rho_i}
+            {\beta_\text{fast} - \beta_\text{slow}}, 0, 1\Bigr)
+
+        (the paper writes the extrapolated share :math:`1 - \gamma_i =
+        \operatorname{clip}((\rho_i - \alpha)/(\beta - \alpha), 0, 1)` with
+        :math:`\alpha = \beta_\text{slow}`, :math:`\beta = \beta_\text{fast}`).
+        ``truncate`` is ignored.
+
+    The two agree on every pair with at least ``beta_fast`` or at most ``beta_slow``
+    turns when the rounded indices are not clamped; in between the paper's ramp is
+    a function of the turn count alone, the released one of the index.  With a head
+    of width 8 and :math:`L_0 = 32`, pair 0 has about 5 turns: the released ramp keeps
+    it (the rounded lower index is 0), the paper's ramp gives it the ratio 0.24 at
+    ``s = 8``.
+
     Parameters
     ----------
     head_dim : int
@@ -286,6 +315,9 @@ def yarn_scaling(
     base : float, default 10000.0
     beta_fast, beta_slow : float, default 32.0 and 1.0
     truncate : bool, default True
+        Round the released ramp's edges outwards (ignored for ``ramp="paper"``).
+    ramp : {"released", "paper"}, default "released"
+        Which ramp (see above).
 
     Returns
     -------
@@ -295,9 +327,27 @@ def yarn_scaling(
     References
     ----------
     Peng et al. (2024, ICLR), "YaRN: Efficient Context Window Extension of Large
-    Language Models"; Hugging Face ``_compute_yarn_parameters``.
+    Language Models", section 3.2 (the paper's ramp); Hugging Face
+    ``_compute_yarn_parameters`` (the released ramp).
     """
     factor = _factor(factor)
+    ramp = check_choice("ramp", ramp, ("released", "paper"))
+    if ramp == "paper":
+        head_dim = check_int("head_dim", head_dim, minimum=2, even=True)
+        original_max_position = check_int("original_max_position", original_max_position, minimum=1)
+        base = check_float("base", base, greater_than=1.0)
+        beta_fast = check_float("beta_fast", beta_fast, positive=True)
+        beta_slow = check_float("beta_slow", beta_slow, positive=True)
+        check_bool("truncate", truncate)
+        if beta_fast <= beta_slow:
+            raise ValueError(
+                f"beta_fast: expected a turn count greater than beta_slow = {beta_slow}, got {beta_fast}"
+            )
+        theta = rope_frequencies(head_dim, base)
+        turns = original_max_position * theta / (2 * math.pi)
+        gamma = np.clip((beta_fast - turns) / (beta_fast - beta_slow), 0.0, 1.0)
+        inv_freq = (theta / factor) * gamma + theta * (1.0 - gamma)
+        return inv_freq, yarn_attention_factor(factor)
     low, high = yarn_correction_range(
         head_dim,
         original_max_position,

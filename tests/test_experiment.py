@@ -57,13 +57,143 @@ def test_command_line_writes_the_table_and_the_figure(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(
-    "kwargs, name",
-    [({"schemes": ("xpos",)}, "schemes"), ({"eval_multiples": (2, 4)}, "eval_multiples"), ({"seeds": ()}, "seeds"),
-     ({"train_len": 2}, "train_len")],
+    "kwargs, exc, name",
+    [
+        ({"schemes": ("xpos",)}, ValueError, "schemes"),
+        ({"schemes": ()}, ValueError, "schemes"),
+        ({"schemes": "rope"}, TypeError, "schemes"),
+        ({"schemes": ("rope", "rope")}, ValueError, "schemes"),
+        ({"seeds": ()}, ValueError, "seeds"),
+        ({"seeds": (0, -1)}, ValueError, "seeds"),
+        ({"seeds": (0, 1.5)}, TypeError, "seeds"),
+        ({"seeds": (1, 1)}, ValueError, "seeds"),
+        ({"seeds": 3}, TypeError, "seeds"),
+        ({"train_len": 2}, ValueError, "train_len"),
+        ({"train_len": 32.0}, TypeError, "train_len"),
+        ({"eval_multiples": (2, 4)}, ValueError, "eval_multiples"),
+        ({"eval_multiples": (1, 0)}, ValueError, "eval_multiples"),
+        ({"eval_multiples": (1, -2)}, ValueError, "eval_multiples"),
+        ({"eval_multiples": (1, 4, 2)}, ValueError, "eval_multiples"),
+        ({"eval_multiples": (1, 2.0)}, TypeError, "eval_multiples"),
+        ({"eval_tokens": 0}, ValueError, "eval_tokens"),
+        ({"steps": 0}, ValueError, "steps"),
+        ({"batch": 0}, ValueError, "batch"),
+        ({"lr": float("nan")}, ValueError, "lr"),
+        ({"lr": 0.0}, ValueError, "lr"),
+        ({"lr": "0.01"}, TypeError, "lr"),
+        ({"warmup": -1}, ValueError, "warmup"),
+        ({"clip": float("inf")}, ValueError, "clip"),
+        ({"clip": -1.0}, ValueError, "clip"),
+        ({"n_symbols": 1}, ValueError, "n_symbols"),
+        ({"concentration": 0.0}, ValueError, "concentration"),
+        ({"chain_seed": -1}, ValueError, "chain_seed"),
+        ({"d_model": 30}, ValueError, "d_model"),
+        ({"n_heads": 0}, ValueError, "n_heads"),
+        ({"d_ff": 0}, ValueError, "d_ff"),
+        ({"rope_base": 1.0}, ValueError, "rope_base"),
+        ({"rope_base": float("nan")}, ValueError, "rope_base"),
+        ({"workers": 0}, ValueError, "workers"),
+    ],
 )
-def test_bad_configuration_is_rejected(kwargs, name):
-    with pytest.raises(ValueError, match=name):
+def test_bad_configuration_is_rejected(kwargs, exc, name):
+    with pytest.raises(exc, match=rf"^{name}: "):
         ExperimentConfig(**kwargs)
+
+
+def test_lists_are_accepted_as_tuples():
+    config = ExperimentConfig(schemes=["rope"], seeds=[0], eval_multiples=[1, 2])
+    assert config.schemes == ("rope",) and config.seeds == (0,) and config.eval_multiples == (1, 2)
+
+
+def _cli(tmp_path, *args):
+    import subprocess
+    import sys
+
+    out = tmp_path / "res"
+    proc = subprocess.run([sys.executable, "-m", "posenc.experiment", "--out", str(out), *args],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    return proc, out
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["--multiples", "1,0"], "--multiples"),
+        (["--multiples", "1,-2"], "--multiples"),
+        (["--multiples", "2,4"], "--multiples"),
+        (["--multiples", "1,4,2"], "--multiples"),
+        (["--multiples", "1,two"], "--multiples"),
+        (["--schemes", ","], "--schemes"),
+        (["--schemes", "rope,"], "--schemes"),
+        (["--schemes", "xpos"], "--schemes"),
+        (["--schemes", "rope,rope"], "--schemes"),
+        (["--seeds", "0"], "--seeds"),
+        (["--seeds", "x"], "--seeds"),
+        (["--train-len", "2"], "--train-len"),
+        (["--train-len", "3.5"], "--train-len"),
+        (["--eval-tokens", "-5"], "--eval-tokens"),
+        (["--steps", "0"], "--steps"),
+        (["--workers", "0"], "--workers"),
+        (["--bogus"], "--bogus"),
+    ],
+)
+def test_command_line_rejects_bad_input_in_one_line_and_writes_nothing(tmp_path, args, option):
+    proc, out = _cli(tmp_path, *args)
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("python -m posenc.experiment: error: ") and option in lines[0]
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert not out.exists() and os.listdir(tmp_path) == []
+
+
+def test_command_line_rejects_an_output_path_that_is_a_file(tmp_path):
+    (tmp_path / "res").write_text("not a directory")
+    proc, _ = _cli(tmp_path)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and "--out" in proc.stderr
+    assert (tmp_path / "res").read_text() == "not a directory"
+
+
+def test_command_line_without_matplotlib_skips_the_figure(tmp_path):
+    import subprocess
+    import sys
+
+    # A module finder that refuses matplotlib, as on an installation without it.
+    blocker = tmp_path / "block" / "sitecustomize.py"
+    blocker.parent.mkdir()
+    blocker.write_text(
+        "import sys\n"
+        "class _NoMatplotlib:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'matplotlib' or name.startswith('matplotlib.'):\n"
+        "            raise ImportError('no matplotlib here')\n"
+        "sys.meta_path.insert(0, _NoMatplotlib())\n"
+    )
+    out = tmp_path / "res"
+    env = {**os.environ, "PYTHONPATH": str(blocker.parent)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "posenc.experiment", "--out", str(out), "--schemes", "nope", "--seeds", "1",
+         "--train-len", "8", "--multiples", "1,2", "--eval-tokens", "32", "--steps", "2", "--workers", "1"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "matplotlib is not installed" in proc.stderr
+    assert sorted(os.listdir(out)) == ["results.csv", "summary.csv"]
+
+
+def test_command_line_help_shows_every_default():
+    import subprocess
+    import sys
+
+    text = subprocess.run([sys.executable, "-m", "posenc.experiment", "--help"], capture_output=True, text=True,
+                          check=True).stdout
+    import re
+
+    entries = re.split(r"\n  (?=-)", text.split("options:", 1)[1])  # one entry per option
+    for option in ("--schemes", "--seeds", "--train-len", "--multiples", "--eval-tokens", "--steps", "--workers"):
+        (entry,) = [e for e in entries if e.startswith(option + " ")]
+        assert "(default:" in " ".join(entry.split()), option
+    assert "matplotlib" in text
 
 
 def test_run_experiment_rejects_other_types():

@@ -58,9 +58,27 @@ def test_sampling_is_seeded():
     ],
 )
 def test_bad_input_is_rejected(call, exc, name):
-    with pytest.raises(exc, match=name):
+    with pytest.raises(exc, match=rf"^{name}: "):
         call()
 
 
 def test_markov_chain_type():
     assert isinstance(make_chain(3), MarkovChain)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, name",
+    [
+        ({"transition": np.full((2, 2), 0.5)}, ValueError, "transition"),
+        ({"transition": np.full((2, 2, 2), 0.4)}, ValueError, "transition"),
+        ({"transition": "uniform"}, TypeError, "transition"),
+        ({"stationary": np.full((3, 3), 0.25)}, ValueError, "stationary"),
+        ({"stationary": np.full((2, 2), 0.3)}, ValueError, "stationary"),
+        ({"stationary": np.array([[0.5, 0.75], [0.0, -0.25]])}, ValueError, "stationary"),
+    ],
+)
+def test_markov_chain_fields_are_checked(kwargs, exc, name):
+    good = {"transition": np.full((2, 2, 2), 0.5), "stationary": np.full((2, 2), 0.25)}
+    MarkovChain(**good)  # the valid chain is accepted
+    with pytest.raises(exc, match=rf"^{name}: "):
+        MarkovChain(**{**good, **kwargs})

@@ -94,16 +94,25 @@ def test_rope_scores_are_relative_and_alibi_is_posencs_bias():
     "call, exc, name",
     [
         (lambda: ModelConfig(scheme="relative"), ValueError, "scheme"),
+        (lambda: ModelConfig(vocab=1), ValueError, "vocab"),
+        (lambda: ModelConfig(vocab=9.0), TypeError, "vocab"),
+        (lambda: ModelConfig(d_model=0), ValueError, "d_model"),
+        (lambda: ModelConfig(n_heads=0), ValueError, "n_heads"),
+        (lambda: ModelConfig(d_ff=0), ValueError, "d_ff"),
+        (lambda: ModelConfig(max_len=0), ValueError, "max_len"),
+        (lambda: ModelConfig(rope_base=1.0), ValueError, "rope_base"),
+        (lambda: ModelConfig(rope_base=float("nan")), ValueError, "rope_base"),
+        (lambda: ModelConfig(rope_base="1e4"), TypeError, "rope_base"),
         (lambda: ModelConfig(d_model=30, n_heads=4), ValueError, "d_model"),
         (lambda: ModelConfig(d_model=12, n_heads=4), ValueError, "d_model"),  # odd head width
         (lambda: init_params("config", 0), TypeError, "config"),
         (lambda: forward(init_params(ModelConfig(), 0), [[0, 9]], ModelConfig()), ValueError, "tokens"),
         (lambda: forward(init_params(ModelConfig(), 0), [[0, 1]], ModelConfig(), positions=[0]), ValueError, "positions"),
         (lambda: forward(init_params(ModelConfig(scheme="learned", max_len=4), 0), [[0] * 5],
-                         ModelConfig(scheme="learned", max_len=4)), ValueError, "learned table"),
+                         ModelConfig(scheme="learned", max_len=4)), ValueError, "positions"),
         (lambda: loss_and_grads(init_params(ModelConfig(), 0), [[0, 1]], [[0, 8]], ModelConfig()), ValueError, "targets"),
     ],
 )
 def test_bad_input_is_rejected(call, exc, name):
-    with pytest.raises(exc, match=name):
+    with pytest.raises(exc, match=rf"^{name}: "):
         call()

@@ -38,7 +38,7 @@ SIGNATURES = {
     "linear_scaling": "(head_dim, factor, *, base=10000.0)",
     "ntk_scaling": "(head_dim, factor, *, base=10000.0)",
     "dynamic_ntk_scaling": "(head_dim, factor, seq_len, original_max_position, *, base=10000.0)",
-    "yarn_scaling": "(head_dim, factor, original_max_position, *, base=10000.0, beta_fast=32.0, beta_slow=1.0, truncate=True)",
+    "yarn_scaling": "(head_dim, factor, original_max_position, *, base=10000.0, beta_fast=32.0, beta_slow=1.0, truncate=True, ramp='released')",
     "llama3_scaling": "(head_dim, factor, original_max_position, *, base=10000.0, low_freq_factor=1.0, high_freq_factor=4.0)",
     "softmax": "(x, axis=-1)",
     "scaled_dot_product_attention": "(q, k, v, *, bias=None, mask=None)",

@@ -147,5 +147,51 @@ def test_llama3_continuous_across_band_edges(lf, hf):
     ],
 )
 def test_scaling_rejects_bad_input(call, exc, name):
-    with pytest.raises(exc, match=name):
+    with pytest.raises(exc, match=rf"^{name}: "):
         call()
+
+
+def test_yarn_paper_ramp_against_a_hand_computation():
+    """Head width 8, L0 = 32, s = 8: pair 0 turns 32 / (2 pi) = 5.0929582 times in training.
+
+    By hand: gamma_0 = (32 - 5.0929582) / (32 - 1) = 0.8679691, so the ratio is
+    gamma_0 / 8 + (1 - gamma_0) = 0.1084961 + 0.1320309 = 0.2405270. Pairs 1-3 turn
+    0.509, 0.051 and 0.005 times (<= beta_slow = 1): ratio 1/8. The released ramp keeps
+    pair 0 (its rounded lower edge is floor(iota(32)) = floor(-1.18) -> 0).
+    """
+    paper, att = yarn_scaling(8, 8.0, 32, ramp="paper")
+    released, att_released = yarn_scaling(8, 8.0, 32)
+    theta = rope_frequencies(8)
+    np.testing.assert_allclose(paper / theta, [0.2405270, 0.125, 0.125, 0.125], atol=5e-7)
+    np.testing.assert_array_equal(released / theta, [1.0, 0.125, 0.125, 0.125])
+    assert att == att_released == pytest.approx(0.1 * math.log(8) + 1)
+
+
+def test_yarn_paper_ramp_is_linear_in_turns_and_agrees_outside_the_band():
+    d, s, L0 = 128, 8.0, 4096
+    theta = rope_frequencies(d)
+    turns = L0 * theta / (2 * math.pi)
+    paper = yarn_scaling(d, s, L0, ramp="paper")[0] / theta
+    released = yarn_scaling(d, s, L0)[0] / theta
+    fast, slow = turns >= 32, turns <= 1
+    assert fast.any() and slow.any()
+    np.testing.assert_array_equal(paper[fast], 1.0)
+    np.testing.assert_allclose(paper[slow], 1 / s, rtol=1e-15)
+    np.testing.assert_array_equal(paper[fast], released[fast])
+    np.testing.assert_allclose(paper[slow], released[slow], rtol=1e-15)
+    mid = ~fast & ~slow
+    # inside the band the extrapolated share (ratio - 1/s) / (1 - 1/s) is (turns - 1) / 31
+    np.testing.assert_allclose((paper[mid] - 1 / s) / (1 - 1 / s), (turns[mid] - 1) / 31, rtol=1e-12)
+    assert np.max(np.abs(paper[mid] - released[mid])) > 0.01  # the two ramps really differ
+    assert yarn_scaling(d, 1.0, L0, ramp="paper")[0] == pytest.approx(theta, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc",
+    [({"ramp": "turns"}, ValueError), ({"ramp": "paper", "beta_fast": 1.0, "beta_slow": 2.0}, ValueError),
+     ({"ramp": None}, ValueError)],
+)
+def test_yarn_ramp_rejects_bad_input(kwargs, exc):
+    name = "beta_fast" if "beta_fast" in kwargs else "ramp"
+    with pytest.raises(exc, match=rf"^{name}: "):
+        yarn_scaling(8, 2.0, 32, **kwargs)
