@@ -40,8 +40,14 @@ def t5_relative_position_bucket(
         \right\rfloor\right).
 
     The logarithm is evaluated in float32, as T5 (Mesh TensorFlow) and Hugging
-    Face compute it, so that bucket edges that fall on an integer in exact
-    arithmetic round the way those implementations do.
+    Face compute it (``modeling_t5.py``, ``_relative_position_bucket``:
+    ``torch.log(relative_position.float() / max_exact)``), so that bucket edges
+    that fall on an integer in exact arithmetic round the way those
+    implementations do.  The float32 logarithm taken is the correctly rounded
+    one (the float64 logarithm rounded to float32), not NumPy's float32
+    ``log``, whose SIMD implementations differ between CPUs and are not
+    guaranteed to be correctly rounded; the division and the scaling stay in
+    float32.
 
     Parameters
     ----------
@@ -86,7 +92,9 @@ def t5_relative_position_bucket(
     is_small = dist < max_exact
     with np.errstate(divide="ignore"):
         # float32 as in T5/HF: log(dist / max_exact) on float32, divided by a Python float.
-        ratio = np.log(dist.astype(np.float32) / np.float32(max_exact))
+        # The float32 log is the correctly rounded one (float64 log rounded to float32),
+        # the same on every CPU, unlike NumPy's float32 log (SIMD paths, not correctly rounded).
+        ratio = np.log((dist.astype(np.float32) / np.float32(max_exact)).astype(np.float64)).astype(np.float32)
         scaled = ratio / np.float32(math.log(max_distance / max_exact)) * np.float32(n - max_exact)
     large = max_exact + np.where(is_small, 0, scaled).astype(np.int64)
     large = np.minimum(large, n - 1)

@@ -101,6 +101,35 @@ def test_t5_bucket_known_values():
     assert uni[0] == 31
 
 
+def _bucket_exact(r, n, max_distance):
+    """The log bucket of distance r >= 0 in exact integer arithmetic, no logarithm involved.
+
+    With m = n // 2 exact buckets, r >= m gets m + nu for the largest nu with
+    nu <= ln(r/m) / ln(max_distance/m) * (n - m), i.e. r^(n-m) * m^nu >= m^(n-m) * max_distance^nu.
+    """
+    m, k = n // 2, n - n // 2
+    if r < m:
+        return r
+    nu = 0
+    while nu < n and r**k * m ** (nu + 1) >= m**k * max_distance ** (nu + 1):
+        nu += 1
+    return min(m + nu, n - 1)
+
+
+@pytest.mark.parametrize("cfg", [(16, 128), (32, 128), (8, 20), (32, 256)])
+def test_t5_bucket_edges_match_exact_arithmetic(cfg):
+    # Every distance up to 4096, including the edges r = 16, 32, 64 that sit exactly on a
+    # threshold (encoder: (r/8)^8 = 16^nu), against integer arithmetic: independent of any
+    # platform's float32 log, so the test means the same on every CPU.
+    n, max_distance = cfg
+    r = np.arange(0, 4097)
+    got = t5_relative_position_bucket(-r, bidirectional=False, num_buckets=n, max_distance=max_distance)
+    want = np.array([_bucket_exact(int(x), n, max_distance) for x in r])
+    np.testing.assert_array_equal(got, want)
+    if cfg == (16, 128):  # the encoder's half: the three edges on a threshold start their bucket
+        assert [int(got[x]) for x in (15, 16, 31, 32, 63, 64)] == [9, 10, 11, 12, 13, 14]
+
+
 @given(st.booleans(), st.sampled_from([(32, 128), (16, 64), (64, 256), (8, 20)]))
 def test_t5_bucket_range_and_monotonicity(bidirectional, cfg):
     num_buckets, max_distance = cfg
