@@ -1,18 +1,17 @@
-"""Small fixes to the theme, for a console free of errors, served or opened from disk.
+"""Drop the theme's Font Awesome font preloads, console errors from ``file://``: no theme option removes them.
 
-pydata-sphinx-theme 0.15.4 (under sphinx-book-theme 1.1.4) reads the colour mode from
-``localStorage`` and falls back to the template variable ``default_mode`` (set through
-``html_context``; it is not a theme option), which Jupyter Book 1 leaves empty. On a reader's first visit the mode is then ``""`` and the theme logs
-``Got invalid theme mode: . Resetting to auto.`` as a console error on every page.
-Setting ``default_mode`` to ``"auto"`` (follow the reader's system setting, which is what
-the theme falls back to anyway) removes the error and changes nothing else.
+pydata-sphinx-theme 0.15.4 (under sphinx-book-theme 1.1.4) writes into every page ``<link
+rel="preload" as="font" crossorigin ...>`` for Font Awesome's three web fonts, from a macro
+(``head_pre_icons`` in its ``webpack-macros.html``) that no theme option turns off and that
+only a copy of the theme's ``css`` block in a template override could leave out. A preload
+with ``crossorigin`` is a CORS request, which a page opened from disk (``file://``, no
+origin) cannot make: Chrome logs two console errors per font on every page. The icons do
+not need these fonts (the theme draws them as SVG with Font Awesome's script), and a
+preload is only a hint, so after the build these three tags are removed from the pages;
+nothing else is touched.
 
-pydata-sphinx-theme also writes into every page ``<link rel="preload" as="font"
-crossorigin ...>`` for Font Awesome's three web fonts. A preload with ``crossorigin`` is a
-CORS request, which a page opened from disk (``file://``, no origin) cannot make: Chrome
-logs two console errors per font on every page. The icons do not need these fonts (the
-theme draws them as SVG with Font Awesome's script), and a preload is only a hint, so
-after the build these three tags are removed from the pages; nothing else is touched.
+(The theme's colour mode on a first visit, which Jupyter Book leaves empty, is set in
+``_config.yml`` with the theme's documented ``html_context: default_mode``.)
 """
 
 from __future__ import annotations
@@ -45,13 +44,8 @@ def _drop_font_preloads(app, exception):
             page.write_text(new, encoding="utf-8")
 
 
-def _theme_defaults(app, config):
-    context = dict(config.html_context or {})
-    context.setdefault("default_mode", "auto")
-    config.html_context = context
-
-
 def setup(app):
-    app.connect("config-inited", _theme_defaults)
-    app.connect("build-finished", _drop_font_preloads)
+    # Before sphinx-codeautolink (priority 500) rewrites the chapters through BeautifulSoup,
+    # which writes these tags in another form (``crossorigin=""``, ``/>``).
+    app.connect("build-finished", _drop_font_preloads, priority=400)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
