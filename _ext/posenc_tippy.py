@@ -8,7 +8,8 @@ option to ship them. Here ``tippy_js`` (in ``_config.yml``) names local paths un
 npm packages that ``tools/fetch_assets.py`` fetched (pinned, sha512-checked, in
 ``tools/assets.json``), with their licences. A ``tippy_js`` entry that is not one of these
 files (a CDN address put back) stops the build, so the site keeps working offline and
-from ``file://``.
+from ``file://``. It also removes the previews' data files that earlier builds left in
+``_static/tippy/`` (sphinx-tippy removes only the top-level pages' old ones).
 """
 
 from __future__ import annotations
@@ -66,9 +67,23 @@ def _copy(app, exception):
         shutil.copyfile(licence, dest.parent / licence.name)
 
 
+def _drop_stale_data(app, exception):
+    # sphinx-tippy writes each page's previews to _static/tippy/<page>.<uuid>.js, a new name
+    # per build, and removes the old file only for top-level pages (it looks for
+    # "chapters.*.js" in _static/tippy/chapters/), so every build of the chapters left six
+    # dead files behind. Keep only the files the pages load now.
+    if exception is not None or app.builder.format != "html":
+        return
+    current = {pathlib.Path(page["js_path"]) for page in getattr(app.env, "tippy_data", {}).get("pages", {}).values()}
+    for path in (pathlib.Path(app.outdir) / "_static" / "tippy").rglob("*.js"):
+        if path not in current:
+            path.unlink()
+
+
 def setup(app):
     app.setup_extension("sphinx_tippy")
     app.connect("config-inited", _check_config)
     app.connect("builder-inited", _sources)
     app.connect("build-finished", _copy)
+    app.connect("build-finished", _drop_stale_data, priority=600)  # after sphinx-tippy writes them (500)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
