@@ -35,6 +35,7 @@ import pathlib
 import re
 import shutil
 import threading
+import time
 import urllib.parse
 
 import pytest
@@ -818,10 +819,12 @@ def check_previews(driver, site: pathlib.Path, page: str, timeout: float = PAGE_
 
     A preview must be attached to the link with the text of the link's target, be shown on
     hover (tippy's popup), with every formula typeset by MathJax for a theorem or an
-    equation; and nothing may come from another host nor reach the console.
+    equation, stay while the pointer moves onto it and hide on Escape; and nothing may come
+    from another host nor reach the console.
     """
     from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
 
     checked, problems = [], []
     for kind, selector in PREVIEW_LINKS.items():
@@ -861,6 +864,17 @@ def check_previews(driver, site: pathlib.Path, page: str, timeout: float = PAGE_
         if shown["raw"]:
             problems.append(f"{kind} {href}: the preview shows untypeset TeX: {shown_text[:120]!r}")
         problems += [f"{kind} {href}: MathJax error in the preview: {e}" for e in shown["errors"]]
+        # WCAG 1.4.13: the pointer can move onto the preview, and Escape hides it.
+        box = driver.execute_script("return arguments[0]._tippy.popper.querySelector('.tippy-content');", link)
+        ActionChains(driver).move_to_element(box).perform()
+        time.sleep(0.6)  # longer than tippy's hide transition
+        if not driver.execute_script("return arguments[0]._tippy.state.isShown;", link):
+            problems.append(f"{kind} {href}: the preview disappears when the pointer moves onto it")
+        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+        try:
+            _wait(driver, "return !arguments[0]._tippy.state.isShown;", link, timeout=5)
+        except TimeoutException:
+            problems.append(f"{kind} {href}: Escape does not hide the preview")
     problems += [f"fetched from another host: {u}" for u in driver.execute_script(_EXTERNAL_JS)]
     problems += [f"console: {e}" for e in _console_errors(driver)]
     return checked, problems
@@ -1001,6 +1015,19 @@ def test_breakage_preview_script_from_a_cdn_is_caught(browser, broken_copy):
            'src="https://unpkg.com/@popperjs/core@2.11.8/dist/umd/popper.min.js"')
     _, problems = _previews_in(broken_copy, PREVIEW_PAGE, browser)
     assert any(p.startswith("fetched from another host: https://unpkg.com/") for p in problems), problems
+
+
+def test_breakage_preview_that_vanishes_under_the_pointer_is_caught(browser, broken_copy):
+    data = _tippy_js(broken_copy, PREVIEW_PAGE)
+    _break(broken_copy, data.relative_to(broken_copy).as_posix(), "interactive: true", "interactive: false")
+    _, problems = _previews_in(broken_copy, PREVIEW_PAGE, browser)
+    assert any("disappears when the pointer moves onto it" in p for p in problems), problems
+
+
+def test_breakage_preview_escape_is_caught(browser, broken_copy):
+    _break(broken_copy, "_static/previews.js", 'event.key === "Escape"', 'event.key === "F13"')
+    _, problems = _previews_in(broken_copy, PREVIEW_PAGE, browser)
+    assert any("Escape does not hide the preview" in p for p in problems), problems
 
 
 def test_breakage_unlinked_code_is_caught(broken_copy):
