@@ -15,6 +15,11 @@ system's ``chromium`` and ``chromedriver``. On each page:
 - each interactive figure (``.posenc-interactive``) is drawn by Plotly, and moving its
   control (a slider step, a drop-down entry) changes what is drawn.
 
+In each chapter, resting the pointer on a reference to a theorem, an equation and a citation
+shows a preview of the target's text (formulas typeset; it stays under the pointer, Escape
+hides it), also from ``file://``; and posenc's names in the code cells link to existing
+entries of the API page.
+
 The pages are the book's table of contents (``_toc.yml``) plus every other page Sphinx
 wrote (index, search, ...). The last tests break a copy of the site on purpose, once per
 kind of check, and show that the check fails.
