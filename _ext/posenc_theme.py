@@ -1,27 +1,23 @@
-"""Small fixes to the theme, for a console free of errors, served or opened from disk.
+"""Drop the theme's Font Awesome script and font preloads (page weight, file:// errors): no theme option does.
 
-pydata-sphinx-theme 0.15.4 (under sphinx-book-theme 1.1.4) reads the colour mode from
-``localStorage`` and falls back to the template variable ``default_mode`` (set through
-``html_context``; it is not a theme option), which Jupyter Book 1 leaves empty. On a reader's first visit the mode is then ``""`` and the theme logs
-``Got invalid theme mode: . Resetting to auto.`` as a console error on every page.
-Setting ``default_mode`` to ``"auto"`` (follow the reader's system setting, which is what
-the theme falls back to anyway) removes the error and changes nothing else.
+pydata-sphinx-theme 0.15.4 (under sphinx-book-theme 1.1.4) loads Font Awesome twice over: its
+CSS with web fonts (``all.min.css``, 0.1 MB) and its JavaScript (``all.min.js``, 1.49 MB on
+every page, the heaviest file most pages load), which replaces each ``<i class="fa-...">``
+with an inline SVG drawn from the 2,000 icons it carries. The CSS alone draws the same icons
+from the web fonts, fetched only when a page shows an icon of that style (the header's icons
+are all solid: ``fa-solid-900.woff2``, 0.16 MB). So the script tag is removed from every page
+and the script from the site (a page that still named it would then log a failed load, which
+the browser test reports); the stylesheet and fonts stay as the theme ships them.
 
-pydata-sphinx-theme also writes into every page ``<link rel="preload" as="font"
-crossorigin ...>`` for Font Awesome's three web fonts. A preload with ``crossorigin`` is a
-CORS request, which a page opened from disk (``file://``, no origin) cannot make: Chrome
-logs two console errors per font on every page. The icons do not need these fonts (the
-theme draws them as SVG with Font Awesome's script), and a preload is only a hint, so
-after the build these three tags are removed from the pages; nothing else is touched.
+The theme also writes into every page ``<link rel="preload" as="font" crossorigin ...>`` for
+the three web fonts, from a macro (``head_pre_icons`` in its ``webpack-macros.html``) that no
+theme option turns off. A preload with ``crossorigin`` is a CORS request, which a page opened
+from disk (``file://``, no origin) cannot make: Chrome logs two console errors per font on
+every page. A preload is only a hint (the stylesheet's ``@font-face`` still loads the font a
+page uses), so these three tags are removed too; nothing else is touched.
 
-The icons themselves: the theme loads Font Awesome twice over, its CSS with web fonts
-(``all.min.css``, 0.1 MB) and its JavaScript (``all.min.js``, 1.49 MB on every page, the
-heaviest file most pages load), which replaces each ``<i class="fa-...">`` with an inline
-SVG drawn from the 2,000 icons it carries. The CSS alone draws the same icons from the
-web fonts, fetched only when a page shows an icon of that style (the header's icons are
-all solid: ``fa-solid-900.woff2``, 0.16 MB). So the script tag is removed from every page
-and the script from the site (a page that still named it would then log a failed load,
-which the browser test reports); the stylesheet and fonts stay as the theme ships them.
+(The theme's colour mode on a first visit, which Jupyter Book leaves empty, is set in
+``_config.yml`` with the theme's documented ``html_context: default_mode``.)
 """
 
 from __future__ import annotations
@@ -69,13 +65,8 @@ def _fix_pages(app, exception):
         shutil.rmtree(script_dir)
 
 
-def _theme_defaults(app, config):
-    context = dict(config.html_context or {})
-    context.setdefault("default_mode", "auto")
-    config.html_context = context
-
-
 def setup(app):
-    app.connect("config-inited", _theme_defaults)
-    app.connect("build-finished", _fix_pages)
+    # Before sphinx-codeautolink (priority 500) rewrites the chapters through BeautifulSoup,
+    # which writes these tags in another form (``crossorigin=""``, ``/>``).
+    app.connect("build-finished", _fix_pages, priority=400)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
