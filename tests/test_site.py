@@ -13,7 +13,10 @@ system's ``chromium`` and ``chromedriver``. On each page:
 - a cell whose output is only a figure folds its code (the ``hide-input`` toggle), and a
   folded cell shows its output but not its code;
 - each interactive figure (``.posenc-interactive``) is drawn by Plotly, and moving its
-  control (a slider step, a drop-down entry) changes what is drawn.
+  control (a slider step, a drop-down entry) changes what is drawn;
+- axe-core (pinned in ``tools/assets.json``, read from disk and run inside the page, so no
+  request leaves the machine) finds no violation of WCAG 2.1 level A or AA, in the theme's
+  light mode and in its dark mode (colour contrast differs between the two).
 
 The pages are the book's table of contents (``_toc.yml``) plus every other page Sphinx
 wrote (index, search, ...). The last tests break a copy of the site on purpose, once per
@@ -29,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import importlib.util
 import json
 import os
 import pathlib
@@ -42,6 +46,10 @@ import yaml
 
 from booktools import ROOT
 
+_spec = importlib.util.spec_from_file_location("fetch_assets", ROOT / "tools" / "fetch_assets.py")
+fetch_assets = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fetch_assets)
+
 SITE = pathlib.Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
 REQUIRE = os.environ.get("POSENC_REQUIRE_BROWSER", "") not in ("", "0")
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
@@ -54,6 +62,11 @@ INSTALL_HINT = (
 PHONE_WIDTH = 375
 DESKTOP = (1280, 900)
 PAGE_TIMEOUT = 60  # seconds for MathJax or Plotly to finish on a slow, shared machine
+#: axe-core's rules for WCAG 2.0 and 2.1, levels A and AA (axe's own tag names).
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+#: The theme's colour modes; each page is checked in both.
+COLOUR_MODES = ("light", "dark")
+AXE_TIMEOUT = 240  # seconds: the contrast rule visits every text node of the longest chapter
 
 
 # --------------------------------------------------------------------------- pages
@@ -277,6 +290,36 @@ _INTERACTIVE_IDS_JS = """
 return Array.from(document.querySelectorAll('.posenc-interactive')).map((el) => el.id);
 """
 
+# Unfold what a reader can unfold (folded code cells, <details>; the solutions, which
+# sphinx-togglebutton hides), so that axe-core checks it too. Then switch the page to a colour
+# mode the way pydata-sphinx-theme 0.15.4's setTheme() does (html's data-mode and data-theme,
+# and Bootstrap's dark drop-down menus), without storing it in localStorage (the next page
+# opens in the reader's default mode again); wait for the fade-ins and the theme's colour
+# transitions to end (a half-faded text has a lower contrast), then run axe-core (already
+# injected) with the WCAG 2.0/2.1 A and AA rules only. Returns the violations: rule, impact,
+# help text and each element's target (a CSS selector).
+_AXE_JS = """
+const [mode, tags, done] = arguments;
+document.querySelectorAll('details:not([open])').forEach((d) => { d.open = true; });
+document.querySelectorAll('.toggle-hidden > .admonition-title').forEach((t) => t.click());
+const root = document.documentElement;
+root.dataset.mode = mode;
+root.dataset.theme = mode;
+document.querySelectorAll('.dropdown-menu').forEach((el) =>
+  el.classList.toggle('dropdown-menu-dark', mode === 'dark'));
+const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+const finite = (a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity;
+frame()
+  .then(() => Promise.all(document.getAnimations().filter(finite)
+    .map((a) => a.finished.catch(() => null))))
+  .then(() => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']}))
+  .then((r) => done({theme: getComputedStyle(document.body).backgroundColor,
+                     violations: r.violations.map((v) => ({
+                       id: v.id, impact: v.impact, help: v.help,
+                       targets: v.nodes.map((n) => JSON.stringify(n.target))}))}))
+  .catch((e) => done({error: String(e)}));
+"""
+
 # What the plot draws: for every trace Plotly has drawn (a scatter line, a heat map, ...),
 # its index, name and data, read from the data Plotly bound to the drawn element. Positions
 # on the page are left out: a control that switches nothing may still nudge the margins.
@@ -461,6 +504,39 @@ def check_interactive(driver) -> tuple[int, list[str]]:
     return len(ids), problems
 
 
+@functools.cache
+def _axe_source() -> str:
+    return fetch_assets.asset("axe-core", "axe.min.js").read_text(encoding="utf-8")
+
+
+def run_axe(driver, mode: str) -> list[dict]:
+    """axe-core's WCAG 2.1 A/AA violations on the open page in colour ``mode`` ("light", "dark")."""
+    if not driver.execute_script("return !!window.axe;"):
+        driver.execute_script(_axe_source())
+    driver.set_script_timeout(AXE_TIMEOUT)
+    try:
+        result = driver.execute_async_script(_AXE_JS, mode, AXE_TAGS)
+    finally:
+        driver.set_script_timeout(PAGE_TIMEOUT)
+    if "error" in result:
+        raise RuntimeError(f"axe-core failed in {mode} mode: {result['error']}")
+    return result["violations"]
+
+
+def check_axe(driver, shown: int = 8) -> list[str]:
+    """No WCAG 2.1 A/AA violation in either colour mode: one line per rule and mode, with targets."""
+    problems = []
+    for mode in COLOUR_MODES:
+        for v in run_axe(driver, mode):
+            targets = v["targets"]
+            more = f" and {len(targets) - shown} more" if len(targets) > shown else ""
+            problems.append(
+                f"{mode} mode: {v['id']} ({v['impact']}, {len(targets)} element(s)): {v['help']}; "
+                f"at {', '.join(targets[:shown])}{more}"
+            )
+    return problems
+
+
 def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: bool = True) -> dict:
     """Open one page and run every check; returns the problems found, by kind, and counts."""
     driver.get_log("browser")  # drop what earlier pages left
@@ -481,6 +557,7 @@ def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: b
     )
     n_interactive, problems["interactive"] = check_interactive(driver) if interact else (0, [])
     problems["overflow"] = check_overflow(driver)
+    problems["axe"] = check_axe(driver)
     problems["offline"] = [f"fetched from another host: {u}" for u in driver.execute_script(_EXTERNAL_JS)]
     problems["console"] = _console_errors(driver)
     return {
