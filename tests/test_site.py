@@ -761,6 +761,31 @@ def test_breakage_squeezed_image_is_caught(browser, broken_copy):
     assert any("out of proportion" in p for p in result["problems"].get("overflow", [])), result["problems"]
 
 
+def test_breakage_axe_image_without_alt_is_caught(browser, broken_copy):
+    """An image with no text alternative is an axe-core violation (image-alt), in both modes."""
+    page = _a_page_with(broken_copy, '<article class="bd-article">')
+    favicon = "../" * page.count("/") + "_static/favicon.svg"
+    _break(broken_copy, page, '<article class="bd-article">',
+           f'<article class="bd-article"><img src="{favicon}" width="32" height="32">')
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    problems = result["problems"].get("axe", [])
+    for mode in COLOUR_MODES:
+        assert any(p.startswith(f"{mode} mode: image-alt (critical") for p in problems), result["problems"]
+
+
+def test_breakage_axe_dark_mode_contrast_is_caught(browser, broken_copy):
+    """Grey text that reads on the light page (7:1) but not on the dark one (2.7:1) fails in dark mode only."""
+    page = _a_page_with(broken_copy, '<article class="bd-article">')
+    _break(broken_copy, page, '<article class="bd-article">',
+           '<article class="bd-article"><p><span style="color: #595959">grey text</span></p>')
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    problems = result["problems"].get("axe", [])
+    assert any(p.startswith("dark mode: color-contrast") for p in problems), result["problems"]
+    assert not any(p.startswith("light mode:") for p in problems), result["problems"]
+
+
 def test_breakage_dead_control_is_caught(browser, broken_copy):
     """An interactive figure whose control switches nothing is caught."""
     page = _a_page_with(broken_copy, 'class="posenc-interactive"')
