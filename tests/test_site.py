@@ -800,6 +800,26 @@ def test_breakage_axe_dark_mode_contrast_is_caught(browser, broken_copy):
     assert not any(p.startswith("light mode:") for p in problems), result["problems"]
 
 
+def test_breakage_unfolded_scroll_without_tab_stop_is_caught(browser, broken_copy):
+    """A code block that scrolls sideways only once unfolded gets a tab stop (_static/tabstops.js);
+    without that script axe-core, which unfolds the page, finds it out of keyboard reach.
+
+    The block is in a folded drop-down (sphinx-togglebutton, as the solutions are) and, like a
+    solution's output line in chapter 1, fits while folded: here it is not laid out at all then.
+    """
+    page = _a_page_with(broken_copy, '<article class="bd-article">')
+    _break(broken_copy, page, '<article class="bd-article">',
+           '<article class="bd-article"><style>.toggle-hidden .unfolded-only {display: none !important}</style>'
+           '<div class="admonition dropdown" id="folded-wide"><p class="admonition-title">A wide line</p>'
+           f'<div class="highlight unfolded-only"><pre>{"wide " * 80}</pre></div></div>')
+    with serve(broken_copy) as url:
+        kept = check_page(browser, url, broken_copy, page, interact=False)["problems"]
+        (broken_copy / "_static" / "tabstops.js").write_text("", encoding="utf-8")
+        dropped = check_page(browser, url, broken_copy, page, interact=False)["problems"]
+    assert not kept.get("axe"), kept
+    assert any(p.startswith("light mode: scrollable-region-focusable") for p in dropped.get("axe", [])), dropped
+
+
 def test_breakage_dead_control_is_caught(browser, broken_copy):
     """An interactive figure whose control switches nothing is caught."""
     page = _a_page_with(broken_copy, 'class="posenc-interactive"')
