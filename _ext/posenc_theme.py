@@ -1,4 +1,4 @@
-"""Drop the theme's Font Awesome script and font preloads (page weight, file:// errors): no theme option does.
+"""Theme fixes no option makes: Font Awesome's script and font preloads dropped; accessible names and roles.
 
 pydata-sphinx-theme 0.15.4 (under sphinx-book-theme 1.1.4) loads Font Awesome twice over: its
 CSS with web fonts (``all.min.css``, 0.1 MB) and its JavaScript (``all.min.js``, 1.49 MB on
@@ -18,6 +18,20 @@ page uses), so these three tags are removed too; nothing else is touched.
 
 (The theme's colour mode on a first visit, which Jupyter Book leaves empty, is set in
 ``_config.yml`` with the theme's documented ``html_context: default_mode``.)
+
+Two controls had an accessible name that did not contain their visible text (axe-core's
+``label-content-name-mismatch``, WCAG 2.5.3 "Label in Name": a speech-input user says what
+they see). MyST-NB 1.4.0 writes each folded cell's toggle as ``<summary aria-label="Toggle
+hidden content">`` around the visible "Show code cell source" (or "Hide ..." when open, the
+other line being ``display: none``); the toggle is written here without that ``aria-label``,
+so its name is the text it shows. pydata-sphinx-theme 0.15.4's sidebar search button shows
+"Search Ctrl+K" but is labelled ``aria-label="Search"``; ``templates/search-button-field.html``
+is the theme's template without that ``aria-label`` (its name is then what it shows).
+
+Docutils 0.21's HTML writer gives each bibliography entry ``role="doc-biblioentry"``, a role
+DPUB-ARIA 1.1 deprecates (axe-core's ``aria-deprecated-role``); the entries' list then has
+no list item (``aria-required-children``). DPUB-ARIA 1.1 says to use ``listitem`` inside the
+``list`` instead, which is what the entries are written with here; nothing else changes.
 """
 
 from __future__ import annotations
@@ -25,6 +39,12 @@ from __future__ import annotations
 import pathlib
 import re
 import shutil
+from html import escape
+
+from docutils import nodes
+
+#: Templates that replace the theme's own of the same name (see the module docstring).
+TEMPLATES = pathlib.Path(__file__).with_name("templates")
 
 #: Exactly the theme's preload tags for Font Awesome's web fonts (one per line in the page).
 FONT_PRELOAD = re.compile(
@@ -65,7 +85,40 @@ def _fix_pages(app, exception):
         shutil.rmtree(script_dir)
 
 
+def _templates(app, config):
+    config.templates_path = [str(TEMPLATES), *config.templates_path]
+
+
+def visit_hide_cell_input(self, node):
+    """MyST-NB's folded-cell toggle, named by the text it shows (no ``aria-label``)."""
+    classes = " ".join(node["classes"])
+    self.body.append(f'<details class="admonition hide {classes}">\n')
+    self.body.append("<summary>\n")
+    self.body.append(f'<p class="collapsed admonition-title">{escape(node["prompt_show"])}</p>\n')
+    self.body.append(f'<p class="expanded admonition-title">{escape(node["prompt_hide"])}</p>\n')
+    self.body.append("</summary>\n")
+
+
+def visit_citation(self, node):
+    """Docutils' bibliography entry, as a ``listitem`` of its ``list`` (not ``doc-biblioentry``)."""
+    if not isinstance(node.previous_sibling(), type(node)):
+        self.body.append('<div role="list" class="citation-list">\n')
+    self.body.append(self.starttag(node, "div", classes=[node.tagname], role="listitem"))
+
+
+def depart_citation(self, node):
+    self.body.append("</div>\n")
+    if not isinstance(node.next_node(descend=False, siblings=True), type(node)):
+        self.body.append("</div>\n")
+
+
 def setup(app):
+    app.add_node(nodes.citation, override=True, html=(visit_citation, depart_citation))
+    app.setup_extension("myst_nb")  # its node is registered first, then replaced for HTML
+    from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
+
+    app.add_node(HideCodeCellNode, override=True, html=(visit_hide_cell_input, depart_HideCellInput))
+    app.connect("config-inited", _templates)
     # Before sphinx-codeautolink (priority 500) rewrites the chapters through BeautifulSoup,
     # which writes these tags in another form (``crossorigin=""``, ``/>``).
     app.connect("build-finished", _fix_pages, priority=400)

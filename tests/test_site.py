@@ -19,7 +19,10 @@ system's ``chromium`` and ``chromedriver``. On each page:
   control (a slider step, a drop-down entry) changes what is drawn;
 - the page's weight: every file it requested (the Performance API's navigation and resource
   entries, once settled: formulas typeset, images decoded, figures drawn), sized on disk,
-  stays within :data:`WEIGHT_BUDGET` (3 MB, uncompressed) on a first visit.
+  stays within :data:`WEIGHT_BUDGET` (3 MB, uncompressed) on a first visit;
+- axe-core (pinned in ``tools/assets.json``, read from disk and run inside the page, so no
+  request leaves the machine) finds no violation of WCAG 2.1 level A or AA, in the theme's
+  light mode and in its dark mode (colour contrast differs between the two).
 
 In each chapter, resting the pointer on a reference to a theorem, an equation and a citation
 shows a preview of the target's text (formulas typeset; it stays under the pointer, Escape
@@ -40,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import importlib.util
 import json
 import os
 import pathlib
@@ -54,6 +58,10 @@ import yaml
 
 from booktools import ROOT
 from test_figure_alt import alt_text_problem
+
+_spec = importlib.util.spec_from_file_location("fetch_assets", ROOT / "tools" / "fetch_assets.py")
+fetch_assets = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fetch_assets)
 
 SITE = pathlib.Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
 REQUIRE = os.environ.get("POSENC_REQUIRE_BROWSER", "") not in ("", "0")
@@ -80,6 +88,11 @@ OVER_BUDGET: dict[str, str] = {
     "chapters/05_alibi.html": "3.64 MB measured (images 0.40 MB, HTML 0.31 MB)",
     "chapters/06_extrapolation.html": "3.64 MB measured (images 0.51 MB, HTML 0.28 MB)",
 }
+#: axe-core's rules for WCAG 2.0 and 2.1, levels A and AA (axe's own tag names).
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+#: The theme's colour modes; each page is checked in both.
+COLOUR_MODES = ("light", "dark")
+AXE_TIMEOUT = 240  # seconds: the contrast rule visits every text node of the longest chapter
 
 
 # --------------------------------------------------------------------------- pages
@@ -335,6 +348,34 @@ _INTERACTIVE_IDS_JS = """
 return Array.from(document.querySelectorAll('.posenc-interactive')).map((el) => el.id);
 """
 
+# Unfold what a reader can unfold (folded code cells, <details>; the solutions, which
+# sphinx-togglebutton hides), so that axe-core checks it too. Then switch the page to a colour
+# mode the way pydata-sphinx-theme 0.15.4's setTheme() does (html's data-mode and data-theme,
+# and Bootstrap's dark drop-down menus), without storing it in localStorage (the next page
+# opens in the reader's default mode again); wait for the fade-ins and the theme's colour
+# transitions to end (a half-faded text has a lower contrast), then run axe-core (already
+# injected) with the WCAG 2.0/2.1 A and AA rules only. Returns the violations: rule, impact,
+# help text and each element's target (a CSS selector).
+_AXE_JS = """
+const [mode, tags, done] = arguments;
+document.querySelectorAll('details:not([open])').forEach((d) => { d.open = true; });
+document.querySelectorAll('.toggle-hidden > .admonition-title').forEach((t) => t.click());
+const root = document.documentElement;
+root.dataset.mode = mode;
+root.dataset.theme = mode;
+document.querySelectorAll('.dropdown-menu').forEach((el) =>
+  el.classList.toggle('dropdown-menu-dark', mode === 'dark'));
+const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+const finite = (a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity;
+frame()
+  .then(() => Promise.all(document.getAnimations().filter(finite)
+    .map((a) => a.finished.catch(() => null))))
+  .then(() => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']}))
+  .then((r) => done({violations: r.violations.map((v) => ({
+    id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => JSON.stringify(n.target))}))}))
+  .catch((e) => done({error: String(e)}));
+"""
+
 # What the plot draws: for every trace Plotly has drawn (a scatter line, a heat map, ...),
 # its index, name and data, read from the data Plotly bound to the drawn element. Positions
 # on the page are left out: a control that switches nothing may still nudge the margins.
@@ -587,6 +628,50 @@ def weight_problems(requests: dict[str, int], budget: int = WEIGHT_BUDGET, bigge
     ]
 
 
+@functools.cache
+def _axe_source() -> str:
+    return fetch_assets.asset("axe-core", "axe.min.js").read_text(encoding="utf-8")
+
+
+def run_axe(driver, mode: str) -> list[dict]:
+    """axe-core's WCAG 2.1 A/AA violations on the open page in colour ``mode`` ("light", "dark")."""
+    if not driver.execute_script("return !!window.axe;"):
+        driver.execute_script(_axe_source())
+    driver.set_script_timeout(AXE_TIMEOUT)
+    try:
+        result = driver.execute_async_script(_AXE_JS, mode, AXE_TAGS)
+    finally:
+        driver.set_script_timeout(PAGE_TIMEOUT)
+    if "error" in result:
+        raise RuntimeError(f"axe-core failed in {mode} mode: {result['error']}")
+    return result["violations"]
+
+
+def check_axe(driver, url: str, shown: int = 8) -> list[str]:
+    """No WCAG 2.1 A/AA violation in either colour mode: one line per rule and mode, with targets.
+
+    The page is opened afresh, as a reader first sees it (the other checks leave it moved,
+    resized and re-laid out), and checked once MathJax and Plotly have drawn.
+    """
+    from selenium.common.exceptions import TimeoutException
+
+    load(driver, url)
+    driver.execute_async_script(_MATHJAX_JS)
+    for plot_id in driver.execute_script(_INTERACTIVE_IDS_JS):
+        with contextlib.suppress(TimeoutException):  # a figure that never draws: see check_interactive
+            _wait(driver, _PLOT_STATE_JS, plot_id)
+    problems = []
+    for mode in COLOUR_MODES:
+        for v in run_axe(driver, mode):
+            targets = v["targets"]
+            more = f" and {len(targets) - shown} more" if len(targets) > shown else ""
+            problems.append(
+                f"{mode} mode: {v['id']} ({v['impact']}, {len(targets)} element(s)): {v['help']}; "
+                f"at {', '.join(targets[:shown])}{more}"
+            )
+    return problems
+
+
 def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: bool = True) -> dict:
     """Open one page and run every check; returns the problems found, by kind, and counts."""
     driver.get_log("browser")  # drop what earlier pages left
@@ -610,8 +695,13 @@ def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: b
     if interact:
         problems["interactive"] += driver.execute_script(_UNDRAWN_TRACES_JS)
     problems["overflow"] = check_overflow(driver)
-    problems["offline"] = [f"fetched from another host: {u}" for u in driver.execute_script(_EXTERNAL_JS)]
+    external = driver.execute_script(_EXTERNAL_JS)
     requests = page_requests(driver, base_url, site)  # settled: typeset, decoded, drawn
+    problems["axe"] = check_axe(driver, urllib.parse.urljoin(base_url, page))
+    # The page axe-core reloaded and unfolded is checked too: nothing fetched from another
+    # host, and the console log (all of it since the first load) holds no error.
+    external += driver.execute_script(_EXTERNAL_JS)
+    problems["offline"] = [f"fetched from another host: {u}" for u in sorted(set(external))]
     problems["console"] = _console_errors(driver)
     return {
         "problems": {k: v for k, v in problems.items() if v},
@@ -674,6 +764,7 @@ def test_summary(browser, site_url):
         f"images decoded: {sum(r['images'] for r in SUMMARY.values())}",
         f"folded figure cells: {sum(r['folded'] for r in SUMMARY.values())}",
         f"interactive figures operated: {sum(r['interactive'] for r in SUMMARY.values())}",
+        f"axe-core ({', '.join(AXE_TAGS)}): {len(SUMMARY)} pages, each in {' and '.join(COLOUR_MODES)} mode",
         f"site size: {total / 2**20:.1f} MiB; heaviest page: {heaviest} "
         f"({page_weight(SITE, heaviest) / 2**20:.2f} MiB, HTML plus its images)",
     ]
@@ -873,6 +964,51 @@ def test_breakage_alt_text_is_caught(browser, broken_copy, how):
         assert not found, result["problems"]
     else:
         assert len(found) == 1, result["problems"]
+
+
+def test_breakage_axe_image_without_alt_is_caught(browser, broken_copy):
+    """An image with no text alternative is an axe-core violation (image-alt), in both modes."""
+    page = _a_page_with(broken_copy, '<article class="bd-article">')
+    favicon = "../" * page.count("/") + "_static/favicon.svg"
+    _break(broken_copy, page, '<article class="bd-article">',
+           f'<article class="bd-article"><img src="{favicon}" width="32" height="32">')
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    problems = result["problems"].get("axe", [])
+    for mode in COLOUR_MODES:
+        assert any(p.startswith(f"{mode} mode: image-alt (critical") for p in problems), result["problems"]
+
+
+def test_breakage_axe_dark_mode_contrast_is_caught(browser, broken_copy):
+    """Grey text that reads on the light page (7:1) but not on the dark one (2.7:1) fails in dark mode only."""
+    page = _a_page_with(broken_copy, '<article class="bd-article">')
+    _break(broken_copy, page, '<article class="bd-article">',
+           '<article class="bd-article"><p><span style="color: #595959">grey text</span></p>')
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    problems = result["problems"].get("axe", [])
+    assert any(p.startswith("dark mode: color-contrast") for p in problems), result["problems"]
+    assert not any(p.startswith("light mode:") for p in problems), result["problems"]
+
+
+def test_breakage_unfolded_scroll_without_tab_stop_is_caught(browser, broken_copy):
+    """A code block that scrolls sideways only once unfolded gets a tab stop (_static/tabstops.js);
+    without that script axe-core, which unfolds the page, finds it out of keyboard reach.
+
+    The block is in a folded drop-down (sphinx-togglebutton, as the solutions are) and, like a
+    solution's output line in chapter 1, fits while folded: here it is not laid out at all then.
+    """
+    page = _a_page_with(broken_copy, '<article class="bd-article">')
+    _break(broken_copy, page, '<article class="bd-article">',
+           '<article class="bd-article"><style>.toggle-hidden .unfolded-only {display: none !important}</style>'
+           '<div class="admonition dropdown" id="folded-wide"><p class="admonition-title">A wide line</p>'
+           f'<div class="highlight unfolded-only"><pre>{"wide " * 80}</pre></div></div>')
+    with serve(broken_copy) as url:
+        kept = check_page(browser, url, broken_copy, page, interact=False)["problems"]
+        (broken_copy / "_static" / "tabstops.js").write_text("", encoding="utf-8")
+        dropped = check_page(browser, url, broken_copy, page, interact=False)["problems"]
+    assert not kept.get("axe"), kept
+    assert any(p.startswith("light mode: scrollable-region-focusable") for p in dropped.get("axe", [])), dropped
 
 
 def test_breakage_dead_control_is_caught(browser, broken_copy):
