@@ -5,19 +5,34 @@
    that sphinx-togglebutton folds is measured while folded (its blocks then have no margins and
    fit), so once unfolded an output line that overflows keeps tabindex -1 and cannot be scrolled
    from the keyboard. This applies the theme's own rule again to whatever a reader unfolds (a
-   solution, a folded code cell's <details>). No CSS can set a tab stop, hence the script. */
+   solution, a folded code cell's <details>). No CSS can set a tab stop, hence the script.
+   The same rule covers displayed formulas (custom.css lets a wide one scroll sideways rather
+   than overflow the page), applied once MathJax has typeset them and again on resize: the
+   theme's own pass runs before MathJax has drawn anything. */
 (() => {
   // The theme's selector and rule (addTabStopsToScrollableElements in pydata-sphinx-theme.js).
   const SCROLLABLE = "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon";
   const update = (root) => root.querySelectorAll(SCROLLABLE).forEach((el) => {
     el.tabIndex = el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight ? 0 : -1;
   });
+  const FORMULAS = 'mjx-container[display="true"]';
+  const updateFormulas = () => document.querySelectorAll(FORMULAS).forEach((el) => {
+    if (el.scrollWidth > el.clientWidth) el.tabIndex = 0;
+    else el.removeAttribute("tabindex");
+  });
+  window.addEventListener("load", () => {
+    const startup = window.MathJax && window.MathJax.startup;
+    if (startup && startup.promise) startup.promise.then(updateFormulas);
+  });
+  window.addEventListener("resize", updateFormulas);
   const unfolded = (el) => el.matches("details[open], .toggle:not(.toggle-hidden)");
   document.addEventListener("DOMContentLoaded", () => {
     const main = document.getElementById("main-content");
     if (!main) return;
     new MutationObserver((records) => {
-      records.forEach((r) => { if (unfolded(r.target)) update(r.target); });
+      records.forEach((r) => {
+        if (unfolded(r.target)) { update(r.target); updateFormulas(); }
+      });
     }).observe(main, {subtree: true, attributes: true, attributeFilter: ["open", "class"]});
   });
 })();
