@@ -6,7 +6,7 @@ control shows one state at a time by switching the traces' visibility. The brows
 therefore evaluates no formula: every number it draws was computed by the chapter and
 stored in the page, and moving the control only chooses among them.
 
-**In the book** (``text/html``, :meth:`InteractiveFigure.to_html`) the control is a
+**In the book** (``text/html``, ``InteractiveFigure.to_html``) the control is a
 native HTML one: an ``<input type="range">`` for a slider, a ``<select>`` for a drop-down
 menu, each with a visible ``<label>``, so that it is reached with the Tab key, moved with
 the arrow keys and announced by a screen reader (the slider's ``aria-valuetext`` is the
@@ -18,11 +18,11 @@ plotly.js draws them as SVG that takes no keyboard focus (plotly/plotly.js#562).
 
 **In JupyterLab** the figure is rendered by Plotly's own renderer from the
 ``application/vnd.plotly.v1+json`` output (ranked above ``text/html``), which draws only
-the figure and runs none of the page's script. That output (:attr:`InteractiveFigure.figure`)
+the figure and runs none of the page's script. That output (``InteractiveFigure.figure``)
 therefore keeps Plotly's own slider or menu (``layout.sliders`` / ``layout.updatemenus``,
 ``"update"`` steps with the same visibility masks): mouse-operated, as plotly.js makes
 them, and the only control JupyterLab can show. The still PNG for print
-(:meth:`InteractiveFigure.to_png`) is drawn from that figure too, and names the state
+(``InteractiveFigure.to_png``) is drawn from that figure too, and names the state
 it shows.
 
 The output is deterministic (element ids derived from a name chosen by the chapter,
@@ -134,14 +134,14 @@ class InteractiveFigure:
         return _json(self.figure)
 
     def page_json(self) -> str:
-        """What the page's script reads (:attr:`page`), as :meth:`to_json` writes it."""
+        """What the page's script reads (``page``), as ``to_json`` writes it."""
         return _json(self.page)
 
     def to_html(self) -> str:
         """The plot's ``<div>``, its native control and status line, and the script that joins them.
 
         The plot is ``<div role="img" aria-label="{alt}">``, drawn by ``Plotly.newPlot``
-        from :meth:`page_json`. Under it a ``<label>`` and an ``<input type="range">``
+        from ``page_json``. Under it a ``<label>`` and an ``<input type="range">``
         (slider) or ``<select>`` (drop-down) choose the state, and a status line
         (``aria-live="polite"``) names the state shown. Moving the control calls
         ``Plotly.restyle`` with that state's precomputed visibility, sets the status text
