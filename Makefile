@@ -17,9 +17,11 @@ all: book
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml tools/assets.json
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -r requirements.txt
+	# Browser assets from the npm registry, checked against pinned sha512 (tools/assets.json).
+	$(BIN)/python tools/fetch_assets.py
 	# Build matplotlib's font cache once, so no notebook ever prints
 	# "Matplotlib is building the font cache" on its first run.
 	$(BIN)/python -c "import matplotlib.pyplot"

@@ -6,7 +6,10 @@ system's ``chromium`` and ``chromedriver``. On each page:
 
 - no error in the browser console (a script error, a resource that failed to load);
 - nothing is fetched from another host: the book works offline;
-- every image is decoded;
+- every image is decoded, and has an alt text that describes it (not empty, not its file name,
+  path or hash: ``test_figure_alt.alt_text_problem``), unless it is marked decorative
+  (``alt=""`` with ``role="presentation"``/``"none"`` or ``aria-hidden="true"``; Sphinx's
+  expand/collapse toggle in the module index is a control, not a figure, and is left out);
 - MathJax typeset every formula (every ``.math`` element) with no MathJax error;
 - every internal link leads to a file of the site, and its ``#anchor`` to an element;
 - nothing scrolls sideways at a 375-pixel-wide viewport, and images keep their proportions there;
@@ -47,6 +50,7 @@ import pytest
 import yaml
 
 from booktools import ROOT
+from test_figure_alt import alt_text_problem
 
 SITE = pathlib.Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
 REQUIRE = os.environ.get("POSENC_REQUIRE_BROWSER", "") not in ("", "0")
@@ -245,6 +249,32 @@ Array.from(document.images).forEach((img) => {
 });
 return bad;
 """
+
+# Every <img> of the page with what a screen reader is given for it (null: no alt attribute).
+# `toggler`: Sphinx's expand/collapse control in the module index (py-modindex.html), an
+# image whose alt text is its state ("-" or "+"), not a figure; the one image left out.
+_ALT_JS = """
+return Array.from(document.images).map((img) => ({
+  src: img.getAttribute('src'), alt: img.getAttribute('alt'),
+  role: (img.getAttribute('role') || '').trim().toLowerCase(),
+  hidden: img.getAttribute('aria-hidden') === 'true' || !!img.closest('[aria-hidden="true"]'),
+  toggler: img.classList.contains('toggler') && !!img.closest('table.modindextable')}));
+"""
+
+
+def check_alt_text(driver) -> list[str]:
+    """Every image has an alt text that describes it, or is explicitly decorative."""
+    problems = []
+    for img in driver.execute_script(_ALT_JS):
+        if img["alt"] == "" and (img["role"] in ("presentation", "none") or img["hidden"]):
+            continue  # decorative: screen readers skip it
+        if img["toggler"] and img["alt"] in ("-", "+"):
+            continue  # Sphinx's index toggle (see _ALT_JS)
+        problem = alt_text_problem(img["alt"])
+        if problem:
+            problems.append(f"{img['src']}: {problem}")
+    return problems
+
 
 _EXTERNAL_JS = """
 const here = location.origin;
@@ -576,6 +606,7 @@ def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: b
     ] + [f"MathJax error: {e}" for e in math.get("errors", [])]
     images = driver.execute_async_script(_IMAGES_JS)
     problems["images"] = [f"not decoded: {src}" for src in images["bad"]]
+    problems["alt"] = check_alt_text(driver)
     problems["links"] = check_links(driver, base_url, site)
     cells = driver.execute_script(_CELLS_JS)
     problems["cells"] = (
@@ -786,6 +817,24 @@ def test_breakage_squeezed_image_is_caught(browser, broken_copy):
     with serve(broken_copy) as url:
         result = check_page(browser, url, broken_copy, page, interact=False)
     assert any("out of proportion" in p for p in result["problems"].get("overflow", [])), result["problems"]
+
+
+@pytest.mark.parametrize("how", ["file name", "empty", "hash", "decorative"])
+def test_breakage_alt_text_is_caught(browser, broken_copy, how):
+    """An image whose alt text is its file name, empty or a hash is caught; a decorative one is not."""
+    page = _a_page_with(broken_copy, '<img alt="')
+    alt, src = re.search(r'<img alt="([^"]*)" [^>]*src="([^"]+)"', (broken_copy / page).read_text(encoding="utf-8")).groups()
+    assert not alt_text_problem(alt), (page, alt)
+    new = {"file name": f'alt="{src}"', "empty": 'alt=""', "hash": f'alt="{pathlib.PurePosixPath(src).stem}"',
+           "decorative": 'alt="" role="presentation"'}[how]
+    _break(broken_copy, page, f'<img alt="{alt}"', f"<img {new}")
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    found = [p for p in result["problems"].get("alt", []) if src in p]
+    if how == "decorative":
+        assert not found, result["problems"]
+    else:
+        assert len(found) == 1, result["problems"]
 
 
 def test_breakage_dead_control_is_caught(browser, broken_copy):
