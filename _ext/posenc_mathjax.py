@@ -4,26 +4,52 @@ Sphinx loads MathJax from a CDN by default, so without a network every formula s
 LaTeX. The PyPI package ``sphinx-mathjax-offline`` (pinned in requirements.txt) carries
 the MathJax 3.2.2 distribution; this extension
 
-- points ``mathjax_path`` at ``_static/mathjax/tex-chtml.js`` (a relative path, so pages
-  opened from disk as ``file://`` find it too), and
-- copies into the site only what a page can load: the ``tex-chtml`` component, its
-  CHTML fonts, the TeX extensions it may autoload, and the menu and accessibility
-  modules with their speech rules. The package's own extension would copy all 24 MB
-  (every other component too); this copies about a third of it.
+- points ``mathjax_path`` at ``_static/mathjax/startup.js``, MathJax's loader (a relative
+  path, so pages opened from disk as ``file://`` find it too), and adds to
+  ``mathjax3_config`` the components it loads: :data:`LOAD`, that is the TeX input with
+  only the packages the book uses (``base`` and ``ams``), the CommonHTML output with its
+  TeX fonts, and the hidden MathML that screen readers read; and
+- copies into the site only those files (:data:`NEEDED`, 1.1 MB with every web font; the
+  package's own extension would copy all 24 MB).
+
+A page with a formula then loads 0.75 MB of MathJax's scripts (plus the few web fonts its
+formulas use), against 1.16 MB for the combined ``tex-chtml.js``, which also carries the
+TeX packages ``newcommand``, ``require``, ``autoload`` (which fetches any other package on
+first use) and ``configmacros``, and MathJax's context menu (``ui/menu``, 0.43 MB: "Show
+Math As", zoom, and the speech and explorer settings; screen readers still get each
+formula's MathML from ``a11y/assistive-mml``). The book defines no macros and uses no
+package beyond ``ams``; a formula that needs one is a MathJax error on the page ("Undefined
+control sequence"), which the browser test (tests/test_site.py) reports: add the package's
+name to :data:`TEX_PACKAGES`. To offer the menu again, add ``"ui/menu"`` to :data:`LOAD`
+and its file to :data:`NEEDED` (0.43 MB more on every page with a formula).
 
 MathJax is loaded only on pages that contain a formula (Sphinx's own rule).
 """
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import pathlib
 import shutil
 
 PACKAGE = "sphinx-mathjax-offline"  # the package's import name has hyphens
-COMPONENT = "tex-chtml.js"
-#: Paths under the package's ``static/mathjax`` that tex-chtml.js may load at run time.
-NEEDED = (COMPONENT, "output/chtml", "input/tex/extensions", "ui", "a11y", "sre", "adaptors")
+COMPONENT = "startup.js"
+#: The TeX packages beyond ``base`` that the book's formulas use.
+TEX_PACKAGES = ("ams",)
+#: What the loader loads (``core`` and the output's font come as their dependencies).
+LOAD = ("input/tex-base", *(f"[tex]/{p}" for p in TEX_PACKAGES), "output/chtml", "a11y/assistive-mml")
+#: Paths under the package's ``static/mathjax`` that a page loads: the loader, the core, and
+#: the files of :data:`LOAD` (the CommonHTML output with its TeX font data and web fonts).
+NEEDED = (
+    COMPONENT,
+    "core.js",
+    "input/tex-base.js",
+    *(f"input/tex/extensions/{p}.js" for p in TEX_PACKAGES),
+    "output/chtml.js",
+    "output/chtml/fonts",
+    "a11y/assistive-mml.js",
+)
 
 
 def mathjax_source() -> pathlib.Path:
@@ -37,9 +63,30 @@ def mathjax_source() -> pathlib.Path:
     return root
 
 
-def _set_path(app, config):
+def with_components(config: dict | None) -> dict:
+    """``mathjax3_config`` with the loader's components and the TeX packages added.
+
+    The book's own settings (``_config.yml``) are kept: ``loader.load`` and the TeX
+    packages' ``[+]`` list are extended, nothing is replaced.
+    """
+    config = copy.deepcopy(dict(config or {}))
+    loader = config.setdefault("loader", {})
+    loader["load"] = [*loader.get("load", []), *(c for c in LOAD if c not in loader.get("load", []))]
+    tex = config.setdefault("tex", {})
+    packages = tex.get("packages", {})
+    if isinstance(packages, list):  # a plain list replaces MathJax's default: extend it
+        tex["packages"] = [*packages, *(p for p in TEX_PACKAGES if p not in packages)]
+    else:
+        packages = dict(packages)
+        packages["[+]"] = [*packages.get("[+]", []), *(p for p in TEX_PACKAGES if p not in packages.get("[+]", []))]
+        tex["packages"] = packages
+    return config
+
+
+def _configure(app, config):
     # Sphinx prefixes a path without "://" with _static/.
     config.mathjax_path = f"mathjax/{COMPONENT}"
+    config.mathjax3_config = with_components(config.mathjax3_config)
 
 
 def _copy(app, exception):
@@ -59,6 +106,6 @@ def _copy(app, exception):
 
 
 def setup(app):
-    app.connect("config-inited", _set_path)
+    app.connect("config-inited", _configure)
     app.connect("build-finished", _copy)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

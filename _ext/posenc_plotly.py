@@ -1,13 +1,21 @@
-"""Ship plotly.js with the book, from the pinned ``plotly`` package: no CDN.
+"""Ship plotly.js with the book, the partial "basic" bundle, pinned: no CDN.
 
 Interactive figures (``posenc.interactive``) write a ``<div class="posenc-interactive">``
-and a call to ``Plotly.newPlot``. This extension
+and a call to ``Plotly.newPlot``. They draw only scatter and bar traces, so the book ships
+plotly.js's official partial bundle ``plotly.js-basic-dist-min`` (scatter, bar and pie
+traces, with every layout component: sliders, drop-down menus, legends, annotations):
+1.2 MB, against 4.8 MB for the full ``plotly.min.js`` that the ``plotly`` package carries.
+It is pinned in ``tools/assets.json`` (fetched, sha512-checked, by ``tools/fetch_assets.py``,
+which ``make venv`` runs) at the plotly.js version the pinned ``plotly`` package bundles,
+and the build refuses another version: the figures' JSON is written by that package. A
+trace type outside the bundle would not draw; the browser test (tests/test_site.py) fails
+on any trace plotly.js did not draw as the type it was given. This extension
 
-- adds ``_static/plotly.min.js`` to the ``<head>`` of exactly the pages that hold such a
-  figure (a plain, synchronous script, so it is defined before the figures' inline
+- adds ``_static/plotly-basic.min.js`` to the ``<head>`` of exactly the pages that hold
+  such a figure (a plain, synchronous script, so it is defined before the figures' inline
   scripts run; pages without a figure do not load it), and
-- copies ``plotly.min.js`` from the installed ``plotly`` package into the site's
-  ``_static`` once per build, so the book works offline and from ``file://``, and
+- copies ``plotly-basic.min.js`` into the site's ``_static`` once per build, so the book
+  works offline and from ``file://``, and
 - drops MyST-NB's build warning ``skipping unknown output mime type:
   application/vnd.plotly.v1+json``, and only that one. An interactive figure's output
   carries its figure twice: as ``text/html`` (what the book shows) and as Plotly's own
@@ -19,20 +27,46 @@ and a call to ``Plotly.newPlot``. This extension
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import pathlib
+import re
 import shutil
 
 MARKER = 'class="posenc-interactive"'
-TARGET = "plotly.min.js"
+PACKAGE = "plotly.js-basic-dist-min"  # the npm package, pinned in tools/assets.json
+TARGET = "plotly-basic.min.js"
+FETCH_ASSETS = pathlib.Path(__file__).resolve().parents[1] / "tools" / "fetch_assets.py"
+
+
+def _fetch_assets():
+    spec = importlib.util.spec_from_file_location("fetch_assets", FETCH_ASSETS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def bundle_version(path: pathlib.Path) -> str:
+    """The plotly.js version in a bundle's banner (``plotly.js (basic - minified) v4.1.1``)."""
+    with path.open(encoding="utf-8") as f:
+        head = f.read(500)
+    match = re.search(r"\* plotly\.js\b[^\n]*? v(\d+\.\d+\.\d+)", head)
+    if not match:
+        raise ValueError(f"{path}: no plotly.js version in its banner")
+    return match.group(1)
 
 
 def _plotly_js() -> pathlib.Path:
-    import plotly
+    """The pinned basic bundle, checked to be the plotly.js that the ``plotly`` package bundles."""
+    from plotly.offline import get_plotlyjs_version
 
-    path = pathlib.Path(plotly.__file__).parent / "package_data" / TARGET
-    if not path.is_file():
-        raise FileNotFoundError(f"plotly.min.js not found in the installed plotly package ({path.parent})")
+    path = _fetch_assets().asset(PACKAGE, TARGET)
+    version, wanted = bundle_version(path), get_plotlyjs_version()
+    if version != wanted:
+        raise ValueError(
+            f"{path} is plotly.js {version}; the pinned plotly package writes figures for plotly.js {wanted} "
+            f"(pin {PACKAGE} {wanted} in tools/assets.json)"
+        )
     return path
 
 
@@ -40,6 +74,11 @@ def _page_context(app, pagename, templatename, context, doctree):
     if MARKER in context.get("body", ""):
         app.add_js_file(TARGET, priority=200)
         app.env.posenc_plotly_pages = getattr(app.env, "posenc_plotly_pages", set()) | {pagename}
+
+
+def _check(app):
+    if app.builder.format == "html":
+        _plotly_js()  # fail at the start of the build, not after every chapter has run
 
 
 def _copy(app, exception):
@@ -69,6 +108,7 @@ def _install_filter() -> None:
 
 def setup(app):
     _install_filter()
+    app.connect("builder-inited", _check)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _copy)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

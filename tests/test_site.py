@@ -19,7 +19,10 @@ system's ``chromium`` and ``chromedriver``. On each page:
   control (a slider step, a drop-down entry) changes what is drawn; its control is a native
   ``<input type="range">`` or ``<select>`` with a ``<label>``, its plot an image
   (``role="img"``) with an ``aria-label``, its status line ``aria-live``, and Plotly's own
-  mouse-only slider or menu is not drawn.
+  mouse-only slider or menu is not drawn;
+- the page's weight: every file it requested (the Performance API's navigation and resource
+  entries, once settled: formulas typeset, images decoded, figures drawn), sized on disk,
+  stays within :data:`WEIGHT_BUDGET` (3 MB, uncompressed) on a first visit.
 
 Each interactive figure also gets its own keyboard test: its control is reached with the
 Tab key, an arrow key moves it, and the state, what Plotly draws and the status line change.
@@ -64,6 +67,19 @@ INSTALL_HINT = (
 PHONE_WIDTH = 375
 DESKTOP = (1280, 900)
 PAGE_TIMEOUT = 60  # seconds for MathJax or Plotly to finish on a slow, shared machine
+#: The most a page may load on a reader's first visit, uncompressed, everything included (its
+#: HTML, styles, scripts, fonts, images, MathJax and plotly.js): 3 MB.
+WEIGHT_BUDGET = 3_000_000
+#: Pages known to exceed the budget, with their measured weight: their weight test is a strict
+#: xfail, so it turns red the day they come within budget (then remove them from here).
+OVER_BUDGET: dict[str, str] = {
+    # Measured on a first visit: plotly.js (basic bundle) 1.19 MB, MathJax with its fonts
+    # 0.81-0.89, theme and other scripts and styles 0.85, plus the page's HTML and images.
+    "chapters/02_sinusoidal.html": "4.08 MB measured (images 0.78 MB, HTML 0.40 MB)",
+    "chapters/04_rope.html": "3.81 MB measured (images 0.46 MB, HTML 0.44 MB)",
+    "chapters/05_alibi.html": "3.64 MB measured (images 0.40 MB, HTML 0.31 MB)",
+    "chapters/06_extrapolation.html": "3.64 MB measured (images 0.51 MB, HTML 0.28 MB)",
+}
 
 
 # --------------------------------------------------------------------------- pages
@@ -175,6 +191,12 @@ def make_driver(chromium: str, chromedriver: str):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+    # The Performance API keeps 250 resource entries by default and drops later ones; the
+    # weight check needs them all, so every document raises that limit before anything loads.
+    driver.execute_cdp_cmd(
+        "Page.addScriptToEvaluateOnNewDocument",
+        {"source": "performance.setResourceTimingBufferSize(100000);"},
+    )
     driver.set_page_load_timeout(PAGE_TIMEOUT)
     driver.set_script_timeout(PAGE_TIMEOUT)
     return driver
@@ -371,6 +393,24 @@ const full = el._fullLayout || {};
 if ((full.sliders || []).length || (full.updatemenus || []).length)
   problems.push("Plotly's own (mouse-only) slider or menu is drawn");
 return problems;
+"""
+
+
+# Traces plotly.js did not draw as given: a trace type missing from the shipped bundle (the
+# basic one has scatter, bar and pie) is turned into another type or hidden, without an error.
+_UNDRAWN_TRACES_JS = """
+const bad = [];
+document.querySelectorAll('.posenc-interactive').forEach((el) => {
+  if (!el.data || !el._fullData) { bad.push(el.id + ': not drawn by Plotly'); return; }
+  el.data.forEach((t, i) => {
+    const full = el._fullData.find((f) => f.index === i);
+    const type = t.type || 'scatter';
+    if (!full || full.type !== type || (t.visible === true && full.visible !== true))
+      bad.push(el.id + ': trace ' + i + ' (' + type + ') drawn as ' +
+               (full ? full.type + (full.visible === true ? '' : ', hidden') : 'nothing'));
+  });
+});
+return bad;
 """
 
 
@@ -599,6 +639,56 @@ def check_keyboard(driver, plot_id: str) -> list[str]:
     return problems
 
 
+# Every file the page has asked for so far: the page itself (the navigation entry) and each
+# resource (what the HTML names, and what scripts fetch later: MathJax's components and
+# fonts, images). Read once the web fonts in use have arrived (document.fonts.ready).
+_REQUESTS_JS = """
+const done = arguments[arguments.length - 1];
+document.fonts.ready.then(() => requestAnimationFrame(() => requestAnimationFrame(() => {
+  const entries = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'));
+  done(entries.map((e) => [e.name, e.decodedBodySize || 0]));
+})));
+"""
+
+
+def page_requests(driver, base_url: str, site: pathlib.Path) -> dict[str, int]:
+    """What the open page has loaded: ``{file: bytes}``, each URL once.
+
+    The URLs come from the Performance API. A URL of the site is sized by its file on disk:
+    that is what the server sends (it does not compress) and what a reader downloads on a
+    first visit, whatever the browser reports for a response it served from its own memory
+    cache (no size). Any other URL keeps the browser's ``decodedBodySize``. The keys are the
+    files' paths in the site (query strings kept, fragments dropped).
+    """
+    base_path = urllib.parse.urlsplit(base_url).path
+    sizes: dict[str, int] = {}
+    for name, decoded in driver.execute_async_script(_REQUESTS_JS):
+        url = urllib.parse.urlsplit(name)
+        if not name.startswith(base_url):
+            key, size = name.split("#")[0], decoded
+        else:
+            rel = urllib.parse.unquote(url.path[len(base_path):])
+            target = site / rel
+            if rel == "" or target.is_dir():
+                target = target / "index.html"
+            size = target.stat().st_size if target.is_file() else decoded
+            key = rel + (f"?{url.query}" if url.query else "")
+        sizes[key] = max(sizes.get(key, 0), size)
+    return sizes
+
+
+def weight_problems(requests: dict[str, int], budget: int = WEIGHT_BUDGET, biggest: int = 8) -> list[str]:
+    """The page's total against the budget; over it, the message lists its biggest files."""
+    total = sum(requests.values())
+    if total <= budget:
+        return []
+    top = sorted(requests.items(), key=lambda item: (-item[1], item[0]))[:biggest]
+    return [
+        f"loads {total / 1e6:.2f} MB on a first visit ({len(requests)} files), over the "
+        f"{budget / 1e6:g} MB budget; biggest: " + ", ".join(f"{name} ({size / 1e6:.2f} MB)" for name, size in top)
+    ]
+
+
 def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: bool = True) -> dict:
     """Open one page and run every check; returns the problems found, by kind, and counts."""
     driver.get_log("browser")  # drop what earlier pages left
@@ -619,8 +709,11 @@ def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: b
         + [f"folded cell hides its output: {c}" for c in cells["hidden_outputs"]]
     )
     n_interactive, problems["interactive"] = check_interactive(driver) if interact else (0, [])
+    if interact:
+        problems["interactive"] += driver.execute_script(_UNDRAWN_TRACES_JS)
     problems["overflow"] = check_overflow(driver)
     problems["offline"] = [f"fetched from another host: {u}" for u in driver.execute_script(_EXTERNAL_JS)]
+    requests = page_requests(driver, base_url, site)  # settled: typeset, decoded, drawn
     problems["console"] = _console_errors(driver)
     return {
         "problems": {k: v for k, v in problems.items() if v},
@@ -628,6 +721,7 @@ def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: b
         "images": images["count"],
         "folded": cells["folded"],
         "interactive": n_interactive,
+        "requests": requests,
     }
 
 
@@ -651,6 +745,25 @@ def test_page(browser, site_url, page):
     assert not result["problems"], f"{page}: " + json.dumps(result["problems"], indent=1)
 
 
+def _weight_params() -> list:
+    return [
+        pytest.param(page, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=OVER_BUDGET[page]))
+        if page in OVER_BUDGET else page
+        for page in _pages_for_params()
+    ]
+
+
+@pytest.mark.parametrize("page", _weight_params())
+def test_page_weight(browser, site_url, page):
+    """A first visit loads at most WEIGHT_BUDGET bytes, uncompressed, MathJax and plotly.js included."""
+    if not (SITE / page).is_file():
+        pytest.fail(f"{page} (in _toc.yml) was not built")
+    # test_page has opened the page and let it settle; run alone, this opens it the same way.
+    result = SUMMARY.get(page) or check_page(browser, site_url, SITE, page)
+    problems = weight_problems(result["requests"])
+    assert not problems, f"{page}: {problems[0]}"
+
+
 def test_summary(browser, site_url):
     """Print the totals (pages, formulas, images, figures) and the site's weight."""
     if not SUMMARY:
@@ -666,7 +779,8 @@ def test_summary(browser, site_url):
         f"site size: {total / 2**20:.1f} MiB; heaviest page: {heaviest} "
         f"({page_weight(SITE, heaviest) / 2**20:.2f} MiB, HTML plus its images)",
     ]
-    lines += [f"  {page}: {r['formulas']} formulas, {r['images']} images, {r['interactive']} interactive"
+    lines += [f"  {page}: {r['formulas']} formulas, {r['images']} images, {r['interactive']} interactive, "
+              f"{sum(r['requests'].values()) / 1e6:.2f} MB loaded ({len(r['requests'])} files)"
               for page, r in SUMMARY.items()]
     print("\n" + "\n".join(lines))
     assert sum(r["formulas"] for r in SUMMARY.values()) > 0
@@ -799,10 +913,32 @@ def test_breakage_formula_is_caught(browser, broken_copy):
 
 def test_breakage_mathjax_missing_is_caught(browser, broken_copy):
     shutil.rmtree(broken_copy / "_static" / "mathjax")
-    page = _a_page_with(broken_copy, "mathjax/tex-chtml.js")
+    page = _a_page_with(broken_copy, "mathjax/startup.js")
     with serve(broken_copy) as url:
         result = check_page(browser, url, broken_copy, page, interact=False)
     assert result["problems"].get("math") and result["problems"].get("console"), result["problems"]
+
+
+@pytest.mark.parametrize("how", ["named in the HTML", "added by a script"])
+def test_breakage_heavy_page_is_caught(browser, broken_copy, how):
+    """A page that loads a file over the budget fails the weight check, which names that file first.
+
+    The file is named in the page's HTML, or added by a script as it runs (as MathJax's loader
+    adds its components): the check counts what the page requested, not what its HTML names.
+    """
+    page = _a_page_with(broken_copy, "</head>")
+    (broken_copy / "_static" / "ballast.js").write_text("/*" + "x" * WEIGHT_BUDGET + "*/\n", encoding="utf-8")
+    src = "../" * page.count("/") + "_static/ballast.js"
+    if how == "named in the HTML":
+        tag = f'<script src="{src}"></script>'
+    else:
+        tag = f"<script>const s = document.createElement('script'); s.src = '{src}'; document.head.append(s);</script>"
+    _break(broken_copy, page, "</head>", tag + "</head>")
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    assert "_static/ballast.js" in result["requests"], sorted(result["requests"])
+    problems = weight_problems(result["requests"])
+    assert problems and problems[0].split("biggest: ")[1].startswith("_static/ballast.js ("), problems
 
 
 def test_breakage_viewport_width_is_caught(browser, broken_copy):
@@ -856,6 +992,21 @@ def test_breakage_dead_control_is_caught(browser, broken_copy):
     assert any(plot_json.group(1) in p and "changed nothing" in p for p in problems), result["problems"]
 
 
+def test_breakage_trace_outside_the_bundle_is_caught(browser, broken_copy):
+    """A trace type that the shipped plotly.js bundle lacks (a heat map) is caught, not skipped silently."""
+    page = _a_page_with(broken_copy, 'class="posenc-interactive"')
+    text = (broken_copy / page).read_text(encoding="utf-8")
+    plot_json = re.search(r'<script type="application/json" id="([a-z0-9-]+)-json">(.*?)</script>', text, re.S)
+    figure = json.loads(plot_json.group(2))
+    last = figure["data"][-1]
+    figure["data"][-1] = {"type": "heatmap", "z": [[1, 2], [3, 4]], "visible": last.get("visible", True)}
+    _break(broken_copy, page, plot_json.group(2), json.dumps(figure))
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page)
+    wanted = f"{plot_json.group(1)}-plot: trace {len(figure['data']) - 1} (heatmap) drawn as "
+    assert any(p.startswith(wanted) for p in result["problems"].get("interactive", [])), result["problems"]
+
+
 def _figure_page(copy: pathlib.Path, control: str, dead: bool = False, breakage: tuple = ()) -> str:
     """A page of the copied site holding one posenc interactive figure with ``control``.
 
@@ -883,7 +1034,7 @@ def _figure_page(copy: pathlib.Path, control: str, dead: bool = False, breakage:
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>t</title>'
         '<link rel="icon" href="_static/favicon.svg">'
         '<link rel="stylesheet" href="_static/custom.css">'
-        '<script src="_static/plotly.min.js"></script></head>'
+        '<script src="_static/plotly-basic.min.js"></script></head>'
         '<body style="margin:0"><p><a href="#top">a link before the figure</a></p>'
         f'<div style="max-width:700px">{html}</div><p><a href="#top">a link after it</a></p></body></html>',
         encoding="utf-8",

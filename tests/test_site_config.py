@@ -63,6 +63,12 @@ def test_mathjax_ships_with_the_site():
     component = (source / posenc_mathjax.COMPONENT).read_text(encoding="utf-8", errors="replace")
     assert 'VERSION="3.2.2"' in component, "not the MathJax 3.2.2 that sphinx-mathjax-offline 0.0.2 ships"
     assert importlib.util.find_spec(posenc_mathjax.PACKAGE) is not None
+    # The loader's components are added to the book's own MathJax settings, which are kept.
+    book = {"tex": {"packages": {"[-]": ["noundefined"]}}}
+    config = posenc_mathjax.with_components(book)
+    assert config["tex"]["packages"] == {"[-]": ["noundefined"], "[+]": ["ams"]}
+    assert config["loader"]["load"] == ["input/tex-base", "[tex]/ams", "output/chtml", "a11y/assistive-mml"]
+    assert book == {"tex": {"packages": {"[-]": ["noundefined"]}}}
 
 
 def test_only_plotlys_unknown_mime_warning_is_dropped():
@@ -82,6 +88,25 @@ def test_only_plotlys_unknown_mime_warning_is_dropped():
     keep = posenc_plotly._PlotlyMimeWarning().filter
     assert keep(record("application/vnd.plotly.v1+json")) is False
     assert keep(record("application/vnd.other+json")) is True
+
+
+def test_only_fontawesomes_script_is_dropped():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        import posenc_theme
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+    page = (
+        '<link href="../_static/vendor/fontawesome/6.5.2/css/all.min.css?digest=dfe6caa3a7d634c4db9b" rel="stylesheet" />\n'
+        '  <script src="../_static/vendor/fontawesome/6.5.2/js/all.min.js?digest=dfe6caa3a7d634c4db9b"></script>\n'
+        '<script src="_static/scripts/bootstrap.js?digest=dfe6caa3a7d634c4db9b"></script>\n'
+    )
+    assert posenc_theme.drop_fontawesome_js(page) == (
+        '<link href="../_static/vendor/fontawesome/6.5.2/css/all.min.css?digest=dfe6caa3a7d634c4db9b" rel="stylesheet" />\n'
+        '<script src="_static/scripts/bootstrap.js?digest=dfe6caa3a7d634c4db9b"></script>\n'
+    )
 
 
 def test_only_the_font_preloads_are_dropped():
