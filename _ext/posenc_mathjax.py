@@ -1,4 +1,4 @@
-"""Ship MathJax 3 with the book, from the pinned ``sphinx-mathjax-offline`` package: no CDN.
+"""Ship MathJax 3 with the book, no CDN: only what a page loads (sphinx-mathjax-offline's own extension copies 24 MB).
 
 Sphinx loads MathJax from a CDN by default, so without a network every formula stays raw
 LaTeX. The PyPI package ``sphinx-mathjax-offline`` (pinned in requirements.txt) carries

@@ -1,4 +1,4 @@
-"""Offer each chapter's executed notebook (``.ipynb``), readable outside the book, in its download menu.
+"""Offer each chapter's executed ``.ipynb``, its MyST resolved, in the download menu: no theme option or library does.
 
 sphinx-book-theme 1.1.4 lists a ``.ipynb`` entry in its download menu only when a launch
 provider (Binder, JupyterHub, Colab or Thebe) is configured; the book has none (it runs

@@ -1,4 +1,4 @@
-"""Ship plotly.js with the book, the partial "basic" bundle, pinned: no CDN.
+"""Ship plotly.js's partial "basic" bundle with the pages that hold a figure (no CDN), and claim Plotly's MIME type: no option does either.
 
 Interactive figures (``posenc.interactive``) write a ``<div class="posenc-interactive">``
 and a call to ``Plotly.newPlot``. They draw only scatter and bar traces, so the book ships
@@ -22,7 +22,11 @@ on any trace plotly.js did not draw as the type it was given. This extension
   MIME type (what JupyterLab renders). MyST-NB cannot render the second and warns about
   it while parsing, even though it then shows the ``text/html``; with ``-W`` that warning
   fails the build. Any other unknown MIME type still warns (``suppress_warnings`` on
-  ``mystnb.unknown_mime_type`` would silence them all).
+  ``mystnb.unknown_mime_type`` would silence them all). MyST-NB 1.4's supported ways to
+  claim a MIME type, a MIME render plugin or a render plugin, are loaded only from an
+  installed distribution's entry points (``myst_nb.mime_renderers``), which would put build
+  code into posenc's wheel; ``nb_mime_priority_overrides`` only orders the types it renders,
+  after this warning.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The book's version, and the PDF offered by the HTML when `make pdf` has built it.
+"""The version from posenc.__version__, and the PDF in the download menu: no Sphinx or theme option reads either.
 
 - The version is written once, as ``posenc.__version__``: this extension sets Sphinx's
   ``version``/``release`` from it (the HTML's page titles and the PDF's title page) and

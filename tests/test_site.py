@@ -22,7 +22,15 @@ system's ``chromium`` and ``chromedriver``. On each page:
   mouse-only slider or menu is not drawn;
 - the page's weight: every file it requested (the Performance API's navigation and resource
   entries, once settled: formulas typeset, images decoded, figures drawn), sized on disk,
-  stays within :data:`WEIGHT_BUDGET` (3 MB, uncompressed) on a first visit.
+  stays within :data:`WEIGHT_BUDGET` (3 MB, uncompressed) on a first visit;
+- axe-core (pinned in ``tools/assets.json``, read from disk and run inside the page, so no
+  request leaves the machine) finds no violation of WCAG 2.1 level A or AA, in the theme's
+  light mode and in its dark mode (colour contrast differs between the two).
+
+In each chapter, resting the pointer on a reference to a theorem, an equation and a citation
+shows a preview of the target's text (formulas typeset; it stays under the pointer, Escape
+hides it), also from ``file://``; and posenc's names in the code cells link to existing
+entries of the API page.
 
 Each interactive figure also gets its own keyboard test: its control is reached with the
 Tab key, an arrow key moves it, and the state, what Plotly draws and the status line change.
@@ -41,12 +49,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import importlib.util
 import json
 import os
 import pathlib
 import re
 import shutil
 import threading
+import time
 import urllib.parse
 
 import pytest
@@ -54,6 +64,10 @@ import yaml
 
 from booktools import ROOT
 from test_figure_alt import alt_text_problem
+
+_spec = importlib.util.spec_from_file_location("fetch_assets", ROOT / "tools" / "fetch_assets.py")
+fetch_assets = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fetch_assets)
 
 SITE = pathlib.Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
 REQUIRE = os.environ.get("POSENC_REQUIRE_BROWSER", "") not in ("", "0")
@@ -80,6 +94,11 @@ OVER_BUDGET: dict[str, str] = {
     "chapters/05_alibi.html": "3.64 MB measured (images 0.40 MB, HTML 0.31 MB)",
     "chapters/06_extrapolation.html": "3.64 MB measured (images 0.51 MB, HTML 0.28 MB)",
 }
+#: axe-core's rules for WCAG 2.0 and 2.1, levels A and AA (axe's own tag names).
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+#: The theme's colour modes; each page is checked in both.
+COLOUR_MODES = ("light", "dark")
+AXE_TIMEOUT = 240  # seconds: the contrast rule visits every text node of the longest chapter
 
 
 # --------------------------------------------------------------------------- pages
@@ -333,6 +352,34 @@ return out;
 
 _INTERACTIVE_IDS_JS = """
 return Array.from(document.querySelectorAll('.posenc-interactive')).map((el) => el.id);
+"""
+
+# Unfold what a reader can unfold (folded code cells, <details>; the solutions, which
+# sphinx-togglebutton hides), so that axe-core checks it too. Then switch the page to a colour
+# mode the way pydata-sphinx-theme 0.15.4's setTheme() does (html's data-mode and data-theme,
+# and Bootstrap's dark drop-down menus), without storing it in localStorage (the next page
+# opens in the reader's default mode again); wait for the fade-ins and the theme's colour
+# transitions to end (a half-faded text has a lower contrast), then run axe-core (already
+# injected) with the WCAG 2.0/2.1 A and AA rules only. Returns the violations: rule, impact,
+# help text and each element's target (a CSS selector).
+_AXE_JS = """
+const [mode, tags, done] = arguments;
+document.querySelectorAll('details:not([open])').forEach((d) => { d.open = true; });
+document.querySelectorAll('.toggle-hidden > .admonition-title').forEach((t) => t.click());
+const root = document.documentElement;
+root.dataset.mode = mode;
+root.dataset.theme = mode;
+document.querySelectorAll('.dropdown-menu').forEach((el) =>
+  el.classList.toggle('dropdown-menu-dark', mode === 'dark'));
+const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+const finite = (a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity;
+frame()
+  .then(() => Promise.all(document.getAnimations().filter(finite)
+    .map((a) => a.finished.catch(() => null))))
+  .then(() => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']}))
+  .then((r) => done({violations: r.violations.map((v) => ({
+    id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => JSON.stringify(n.target))}))}))
+  .catch((e) => done({error: String(e)}));
 """
 
 # What the plot draws: for every trace Plotly has drawn (a scatter line, a heat map, ...),
@@ -689,6 +736,50 @@ def weight_problems(requests: dict[str, int], budget: int = WEIGHT_BUDGET, bigge
     ]
 
 
+@functools.cache
+def _axe_source() -> str:
+    return fetch_assets.asset("axe-core", "axe.min.js").read_text(encoding="utf-8")
+
+
+def run_axe(driver, mode: str) -> list[dict]:
+    """axe-core's WCAG 2.1 A/AA violations on the open page in colour ``mode`` ("light", "dark")."""
+    if not driver.execute_script("return !!window.axe;"):
+        driver.execute_script(_axe_source())
+    driver.set_script_timeout(AXE_TIMEOUT)
+    try:
+        result = driver.execute_async_script(_AXE_JS, mode, AXE_TAGS)
+    finally:
+        driver.set_script_timeout(PAGE_TIMEOUT)
+    if "error" in result:
+        raise RuntimeError(f"axe-core failed in {mode} mode: {result['error']}")
+    return result["violations"]
+
+
+def check_axe(driver, url: str, shown: int = 8) -> list[str]:
+    """No WCAG 2.1 A/AA violation in either colour mode: one line per rule and mode, with targets.
+
+    The page is opened afresh, as a reader first sees it (the other checks leave it moved,
+    resized and re-laid out), and checked once MathJax and Plotly have drawn.
+    """
+    from selenium.common.exceptions import TimeoutException
+
+    load(driver, url)
+    driver.execute_async_script(_MATHJAX_JS)
+    for plot_id in driver.execute_script(_INTERACTIVE_IDS_JS):
+        with contextlib.suppress(TimeoutException):  # a figure that never draws: see check_interactive
+            _wait(driver, _PLOT_STATE_JS, plot_id)
+    problems = []
+    for mode in COLOUR_MODES:
+        for v in run_axe(driver, mode):
+            targets = v["targets"]
+            more = f" and {len(targets) - shown} more" if len(targets) > shown else ""
+            problems.append(
+                f"{mode} mode: {v['id']} ({v['impact']}, {len(targets)} element(s)): {v['help']}; "
+                f"at {', '.join(targets[:shown])}{more}"
+            )
+    return problems
+
+
 def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: bool = True) -> dict:
     """Open one page and run every check; returns the problems found, by kind, and counts."""
     driver.get_log("browser")  # drop what earlier pages left
@@ -712,8 +803,13 @@ def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: b
     if interact:
         problems["interactive"] += driver.execute_script(_UNDRAWN_TRACES_JS)
     problems["overflow"] = check_overflow(driver)
-    problems["offline"] = [f"fetched from another host: {u}" for u in driver.execute_script(_EXTERNAL_JS)]
+    external = driver.execute_script(_EXTERNAL_JS)
     requests = page_requests(driver, base_url, site)  # settled: typeset, decoded, drawn
+    problems["axe"] = check_axe(driver, urllib.parse.urljoin(base_url, page))
+    # The page axe-core reloaded and unfolded is checked too: nothing fetched from another
+    # host, and the console log (all of it since the first load) holds no error.
+    external += driver.execute_script(_EXTERNAL_JS)
+    problems["offline"] = [f"fetched from another host: {u}" for u in sorted(set(external))]
     problems["console"] = _console_errors(driver)
     return {
         "problems": {k: v for k, v in problems.items() if v},
@@ -776,6 +872,7 @@ def test_summary(browser, site_url):
         f"images decoded: {sum(r['images'] for r in SUMMARY.values())}",
         f"folded figure cells: {sum(r['folded'] for r in SUMMARY.values())}",
         f"interactive figures operated: {sum(r['interactive'] for r in SUMMARY.values())}",
+        f"axe-core ({', '.join(AXE_TAGS)}): {len(SUMMARY)} pages, each in {' and '.join(COLOUR_MODES)} mode",
         f"site size: {total / 2**20:.1f} MiB; heaviest page: {heaviest} "
         f"({page_weight(SITE, heaviest) / 2**20:.2f} MiB, HTML plus its images)",
     ]
@@ -977,12 +1074,60 @@ def test_breakage_alt_text_is_caught(browser, broken_copy, how):
         assert len(found) == 1, result["problems"]
 
 
+def test_breakage_axe_image_without_alt_is_caught(browser, broken_copy):
+    """An image with no text alternative is an axe-core violation (image-alt), in both modes."""
+    page = _a_page_with(broken_copy, '<article class="bd-article">')
+    favicon = "../" * page.count("/") + "_static/favicon.svg"
+    _break(broken_copy, page, '<article class="bd-article">',
+           f'<article class="bd-article"><img src="{favicon}" width="32" height="32">')
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    problems = result["problems"].get("axe", [])
+    for mode in COLOUR_MODES:
+        assert any(p.startswith(f"{mode} mode: image-alt (critical") for p in problems), result["problems"]
+
+
+def test_breakage_axe_dark_mode_contrast_is_caught(browser, broken_copy):
+    """Grey text that reads on the light page (7:1) but not on the dark one (2.7:1) fails in dark mode only."""
+    page = _a_page_with(broken_copy, '<article class="bd-article">')
+    _break(broken_copy, page, '<article class="bd-article">',
+           '<article class="bd-article"><p><span style="color: #595959">grey text</span></p>')
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False)
+    problems = result["problems"].get("axe", [])
+    assert any(p.startswith("dark mode: color-contrast") for p in problems), result["problems"]
+    assert not any(p.startswith("light mode:") for p in problems), result["problems"]
+
+
+def test_breakage_unfolded_scroll_without_tab_stop_is_caught(browser, broken_copy):
+    """A code block that scrolls sideways only once unfolded gets a tab stop (_static/tabstops.js);
+    without that script axe-core, which unfolds the page, finds it out of keyboard reach.
+
+    The block is in a folded drop-down (sphinx-togglebutton, as the solutions are) and, like a
+    solution's output line in chapter 1, fits while folded: here it is not laid out at all then.
+    """
+    page = _a_page_with(broken_copy, '<article class="bd-article">')
+    _break(broken_copy, page, '<article class="bd-article">',
+           '<article class="bd-article"><style>.toggle-hidden .unfolded-only {display: none !important}</style>'
+           '<div class="admonition dropdown" id="folded-wide"><p class="admonition-title">A wide line</p>'
+           f'<div class="highlight unfolded-only"><pre>{"wide " * 80}</pre></div></div>')
+    with serve(broken_copy) as url:
+        kept = check_page(browser, url, broken_copy, page, interact=False)["problems"]
+        (broken_copy / "_static" / "tabstops.js").write_text("", encoding="utf-8")
+        dropped = check_page(browser, url, broken_copy, page, interact=False)["problems"]
+    assert not kept.get("axe"), kept
+    assert any(p.startswith("light mode: scrollable-region-focusable") for p in dropped.get("axe", [])), dropped
+
+
 def test_breakage_dead_control_is_caught(browser, broken_copy):
     """An interactive figure whose control switches nothing is caught."""
     page = _a_page_with(broken_copy, 'class="posenc-interactive"')
     text = (broken_copy / page).read_text(encoding="utf-8")
     # Make every state show the same traces: the control still moves, but nothing changes.
-    plot_json = re.search(r'<script type="application/json" id="([a-z0-9-]+)-json">(.*?)</script>', text, re.S)
+    # Either attribute order: sphinx-codeautolink writes the chapters back through BeautifulSoup,
+    # which sorts attributes (id before type).
+    plot_json = re.search(r'<script (?=[^>]*type="application/json")[^>]*id="([a-z0-9-]+)-json"[^>]*>(.*?)</script>',
+                          text, re.S)
     figure = json.loads(plot_json.group(2))
     figure["states"] = [{} for _ in figure["states"]]  # what Plotly.restyle is given, per state
     _break(broken_copy, page, plot_json.group(2), json.dumps(figure))
@@ -1130,3 +1275,313 @@ def test_interactive_figure_works_from_the_keyboard(browser, site_url, page, plo
     load(browser, urllib.parse.urljoin(site_url, page))
     problems = check_keyboard(browser, plot_id)
     assert not problems, problems
+
+
+# --------------------------------------------------------------------------- previews and linked code
+# Resting the pointer on a reference to a theorem, an equation or a citation shows a preview of
+# its target (sphinx-tippy; the scripts are shipped by _ext/posenc_tippy.py), and posenc's
+# names in the chapters' code cells link to their entries in the API page (sphinx-codeautolink).
+
+#: A link of each kind in a page's text: a theorem-like statement (sphinx-proof), an
+#: equation (``{eq}``), a citation (sphinxcontrib-bibtex, to the bibliography page).
+PREVIEW_LINKS = {
+    "theorem": ", ".join(f'article.bd-article a.reference.internal[href*="#{p}-"]' for p in ("thm", "prop", "lem", "cor")),
+    "equation": 'article.bd-article a.reference.internal[href*="#equation-"]',
+    "citation": 'article.bd-article a.reference.internal[href*="bibliography.html#"]',
+}
+#: Previews whose target holds formulas, which MathJax must typeset in the preview.
+PREVIEW_MATH = ("theorem", "equation")
+#: At least this many of posenc's names in each chapter's code cells link to their entries in
+#: the API page (when written: 14, 43, 40, 144, 102 and 92 in chapters 1 to 6).
+MIN_CODE_LINKS = 10
+
+_PREVIEW_LINK_JS = """
+const link = document.querySelector(arguments[0]);
+if (!link) return null;
+link.scrollIntoView({block: 'center', behavior: 'instant'});  // not the theme's smooth scrolling
+return {href: link.getAttribute('href'), element: link};
+"""
+
+# The preview tippy attached to the link (null until sphinx-tippy's onload script has run).
+_PREVIEW_CONTENT_JS = """
+const t = arguments[0]._tippy;
+return t ? {content: String(t.props.content)} : null;
+"""
+
+# The shown preview: tippy's popup element, once visible and (for formulas) typeset.
+_PREVIEW_SHOWN_JS = """
+const link = arguments[0], math = arguments[1];
+const t = link._tippy;
+if (!t || !t.state.isShown || !document.body.contains(t.popper)) return null;
+const box = t.popper.querySelector('.tippy-content');
+if (!box || box.getBoundingClientRect().width === 0) return null;
+const typeset = box.querySelectorAll('mjx-container').length;
+if (math && typeset === 0) return null;
+return {text: box.innerText, typeset: typeset,
+        raw: /\\\\[(\\[]/.test(box.innerText),
+        errors: Array.from(box.querySelectorAll('mjx-merror')).map((e) => e.getAttribute('data-mjx-error') || e.textContent)};
+"""
+
+
+def _text(html_or_tag) -> str:
+    """Text of an element as tippy's content holds it: no equation number, no pilcrow link."""
+    from bs4 import BeautifulSoup
+
+    tag = BeautifulSoup(str(html_or_tag), "html.parser")
+    for junk in tag.select(".eqno, .headerlink"):
+        junk.decompose()
+    return " ".join(tag.get_text().split())
+
+
+def _target(site: pathlib.Path, page: str, href: str):
+    """The element a link on ``page`` leads to, in the built file (None if there is none)."""
+    from bs4 import BeautifulSoup
+
+    url = urllib.parse.urlsplit(urllib.parse.urljoin(page, href))
+    target = site / urllib.parse.unquote(url.path)
+    if not target.is_file():
+        return None
+    return BeautifulSoup(target.read_text(encoding="utf-8"), "html.parser").find(id=urllib.parse.unquote(url.fragment))
+
+
+def check_previews(driver, site: pathlib.Path, page: str, timeout: float = PAGE_TIMEOUT) -> tuple[list[str], list[str]]:
+    """Rest the pointer on the page's first reference of each kind; returns (kinds checked, problems).
+
+    A preview must be attached to the link with the text of the link's target, be shown on
+    hover (tippy's popup), with every formula typeset by MathJax for a theorem or an
+    equation, stay while the pointer moves onto it and hide on Escape; and nothing may come
+    from another host nor reach the console.
+    """
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    checked, problems = [], []
+    for kind, selector in PREVIEW_LINKS.items():
+        found = driver.execute_script(_PREVIEW_LINK_JS, selector)
+        if found is None:
+            continue
+        checked.append(kind)
+        href, link = found["href"], found["element"]
+        target = _target(site, page, href)
+        if target is None:
+            problems.append(f"{kind} {href}: no target element")
+            continue
+        expected = _text(target)
+        # What the popup must show as text: a statement's number ("Theorem 4.1"), a
+        # citation's entry (a formula is typeset, so its text is not the TeX).
+        caption = target.select_one(".caption-number")
+        visible = {"theorem": _text(caption) if caption else expected[:20],
+                   "citation": _text(target.find("p") or target)}.get(kind, "")
+        try:
+            content = _wait(driver, _PREVIEW_CONTENT_JS, link, timeout=timeout)
+        except TimeoutException:
+            problems.append(f"{kind} {href}: no preview attached to the link")
+            continue
+        if _text(content["content"]) != expected:
+            problems.append(f"{kind} {href}: the preview is not its target: {_text(content['content'])[:120]!r}"
+                            f" instead of {expected[:120]!r}")
+        ActionChains(driver).move_to_element(link).perform()
+        try:
+            shown = _wait(driver, _PREVIEW_SHOWN_JS, link, kind in PREVIEW_MATH, timeout=timeout)
+        except TimeoutException:
+            problems.append(f"{kind} {href}: no preview shown on hover"
+                            + (" with its formulas typeset" if kind in PREVIEW_MATH else ""))
+            continue
+        shown_text = " ".join(shown["text"].split())
+        if visible not in shown_text:
+            problems.append(f"{kind} {href}: the preview shows {shown_text[:120]!r}, without {visible[:120]!r}")
+        if shown["raw"]:
+            problems.append(f"{kind} {href}: the preview shows untypeset TeX: {shown_text[:120]!r}")
+        problems += [f"{kind} {href}: MathJax error in the preview: {e}" for e in shown["errors"]]
+        # WCAG 1.4.13: the pointer can move onto the preview, and Escape hides it.
+        box = driver.execute_script("return arguments[0]._tippy.popper.querySelector('.tippy-content');", link)
+        ActionChains(driver).move_to_element(box).perform()
+        time.sleep(0.6)  # longer than tippy's hide transition
+        if not driver.execute_script("return arguments[0]._tippy.state.isShown;", link):
+            problems.append(f"{kind} {href}: the preview disappears when the pointer moves onto it")
+        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+        try:
+            _wait(driver, "return !arguments[0]._tippy.state.isShown;", link, timeout=5)
+        except TimeoutException:
+            problems.append(f"{kind} {href}: Escape does not hide the preview")
+    problems += [f"fetched from another host: {u}" for u in driver.execute_script(_EXTERNAL_JS)]
+    problems += [f"console: {e}" for e in _console_errors(driver)]
+    return checked, problems
+
+
+def _chapters() -> list[str]:
+    return [f"{d}.html" for d in toc_docnames() if d.startswith("chapters/")]
+
+
+@pytest.mark.parametrize("page", _chapters())
+def test_reference_previews(browser, site_url, page):
+    """Each chapter previews a theorem, an equation and a citation reference it holds."""
+    if not (SITE / page).is_file():
+        pytest.fail(f"{page} was not built")
+    browser.get_log("browser")
+    load(browser, urllib.parse.urljoin(site_url, page))
+    checked, problems = check_previews(browser, SITE, page)
+    assert "theorem" in checked and "citation" in checked, f"{page}: no theorem or citation reference: {checked}"
+    assert not problems, f"{page}: " + json.dumps(problems, indent=1)
+
+
+def test_reference_previews_work_from_disk(browser):
+    """Opened as a file (no server, no network), a chapter previews its references too."""
+    _need_site()
+    page = "chapters/04_rope.html"
+    browser.get_log("browser")
+    load(browser, (SITE / page).as_uri())
+    checked, problems = check_previews(browser, SITE, page)
+    assert sorted(checked) == sorted(PREVIEW_LINKS), checked
+    assert not problems, problems
+
+
+def _entry_name(anchor: str) -> str:
+    """The documented name an API anchor is for: ``posenc.rope.apply_rope`` -> ``apply_rope``."""
+    return anchor.removeprefix("module-").split(".")[-1]
+
+
+def check_code_links(site: pathlib.Path, page: str) -> tuple[int, list[str]]:
+    """posenc's names in the page's code cells that link to the API page; returns (count, problems).
+
+    Every link from a code cell to the API page must lead to an element of that page (the
+    anchor checker's ids). A link whose text is a documented name must lead to that name's
+    own entry (``apply_rope`` to ``#posenc.rope.apply_rope``, ``posenc.rope`` to
+    ``#module-posenc.rope``); only those are counted. sphinx-codeautolink also links a
+    variable to the entry of its type (``chain`` to ``#posenc.markov.MarkovChain``): these
+    are checked for their anchor but not counted.
+    """
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((site / page).read_text(encoding="utf-8"), "html.parser")
+    count, problems = 0, []
+    for link in soup.select("div.cell_input a[href]"):
+        url = urllib.parse.urlsplit(urllib.parse.urljoin(page, link["href"]))
+        fragment = urllib.parse.unquote(url.fragment)
+        if not url.path.endswith("api.html") or not fragment.removeprefix("module-").startswith("posenc"):
+            continue
+        target = site / urllib.parse.unquote(url.path)
+        anchors = _anchors(target) if target.is_file() else frozenset()
+        if fragment not in anchors:
+            problems.append(f"{link.get_text()!r} links to {link['href']}: no such element")
+            continue
+        name = link.get_text().split(".")[-1]
+        if name == _entry_name(fragment):
+            count += 1
+        elif name in {_entry_name(a) for a in anchors if a.removeprefix("module-").startswith("posenc")}:
+            problems.append(f"{link.get_text()!r} links to another name's entry, {link['href']}")
+    return count, problems
+
+
+@pytest.mark.parametrize("page", _chapters())
+def test_code_cells_link_to_the_api(page):
+    _need_site()
+    if not (SITE / page).is_file():
+        pytest.fail(f"{page} was not built")
+    count, problems = check_code_links(SITE, page)
+    assert not problems, f"{page}: " + json.dumps(problems, indent=1)
+    assert count >= MIN_CODE_LINKS, f"{page}: {count} of posenc's names in code cells link to the API page"
+    print(f"{page}: {count} links from code cells to the API page")
+
+
+def _tippy_js(copy: pathlib.Path, page: str) -> pathlib.Path:
+    """The page's own preview data, written by sphinx-tippy under _static/tippy/."""
+    name = re.search(r'src="[^"]*_static/(tippy/[^"]+\.js)"', (copy / page).read_text(encoding="utf-8"))
+    assert name, f"{page} loads no preview data"
+    return copy / "_static" / name.group(1)
+
+
+def _previews_in(copy: pathlib.Path, page: str, browser) -> tuple[list[str], list[str]]:
+    with serve(copy) as url:
+        browser.get_log("browser")
+        load(browser, url + page)
+        return check_previews(browser, copy, page, timeout=10)
+
+
+PREVIEW_PAGE = "chapters/04_rope.html"  # has all three kinds
+
+
+def test_breakage_previews_script_missing_is_caught(browser, broken_copy):
+    (broken_copy / "_static" / "vendor" / "tippy" / "tippy-bundle.umd.min.js").unlink()
+    _, problems = _previews_in(broken_copy, PREVIEW_PAGE, browser)
+    assert any("no preview attached" in p for p in problems), problems
+    assert any(p.startswith("console:") for p in problems), problems
+
+
+def test_breakage_preview_of_another_text_is_caught(browser, broken_copy):
+    """The previews of the first theorem and citation on the page carry another text."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((broken_copy / PREVIEW_PAGE).read_text(encoding="utf-8"), "html.parser")
+    theorem = _target(broken_copy, PREVIEW_PAGE, soup.select_one(PREVIEW_LINKS["theorem"])["href"])
+    citation = _target(broken_copy, PREVIEW_PAGE, soup.select_one(PREVIEW_LINKS["citation"])["href"])
+    number = theorem.select_one(".caption-number").get_text()
+    authors = citation.find("p").get_text()[:30]
+    data = _tippy_js(broken_copy, PREVIEW_PAGE)
+    text = data.read_text(encoding="utf-8")
+    assert authors in text and f'\\"caption-number\\">{number}' in text, (authors, number)
+    data.write_text(text.replace(authors, "Someone Else").replace(
+        f'\\"caption-number\\">{number}', '\\"caption-number\\">Lemma 9.9 '), encoding="utf-8")
+    _, problems = _previews_in(broken_copy, PREVIEW_PAGE, browser)
+    assert any(p.startswith("citation") and "is not its target" in p for p in problems), problems
+    assert any(p.startswith("theorem") and "is not its target" in p for p in problems), problems
+    assert any(p.startswith("theorem") and f"without {number.strip()!r}" in p for p in problems), problems
+
+
+def test_breakage_untypeset_preview_is_caught(browser, broken_copy):
+    data = _tippy_js(broken_copy, PREVIEW_PAGE)
+    _break(broken_copy, data.relative_to(broken_copy).as_posix(), "MathJax.typesetPromise([instance.popper])",
+           "Promise.resolve()")
+    _, problems = _previews_in(broken_copy, PREVIEW_PAGE, browser)
+    assert any("no preview shown on hover with its formulas typeset" in p for p in problems), problems
+
+
+def test_breakage_preview_script_from_a_cdn_is_caught(browser, broken_copy):
+    local = re.search(r'src="(\.\./_static/vendor/popper/popper\.min\.js[^"]*)"',
+                      (broken_copy / PREVIEW_PAGE).read_text(encoding="utf-8"))
+    assert local, "the page does not load the local Popper"
+    _break(broken_copy, PREVIEW_PAGE, local.group(0),
+           'src="https://unpkg.com/@popperjs/core@2.11.8/dist/umd/popper.min.js"')
+    _, problems = _previews_in(broken_copy, PREVIEW_PAGE, browser)
+    assert any(p.startswith("fetched from another host: https://unpkg.com/") for p in problems), problems
+
+
+def test_breakage_preview_that_vanishes_under_the_pointer_is_caught(browser, broken_copy):
+    data = _tippy_js(broken_copy, PREVIEW_PAGE)
+    _break(broken_copy, data.relative_to(broken_copy).as_posix(), "interactive: true", "interactive: false")
+    _, problems = _previews_in(broken_copy, PREVIEW_PAGE, browser)
+    assert any("disappears when the pointer moves onto it" in p for p in problems), problems
+
+
+def test_breakage_preview_escape_is_caught(browser, broken_copy):
+    _break(broken_copy, "_static/previews.js", 'event.key === "Escape"', 'event.key === "F13"')
+    _, problems = _previews_in(broken_copy, PREVIEW_PAGE, browser)
+    assert any("Escape does not hide the preview" in p for p in problems), problems
+
+
+def test_breakage_unlinked_code_is_caught(broken_copy):
+    page = _chapters()[0]
+    path = broken_copy / page
+    path.write_text(re.sub(r'<a class="sphinx-codeautolink-a"[^>]*>(.*?)</a>', r"\1",
+                           path.read_text(encoding="utf-8"), flags=re.S), encoding="utf-8")
+    count, problems = check_code_links(broken_copy, page)
+    assert count < MIN_CODE_LINKS and not problems, (count, problems)
+
+
+def test_breakage_code_link_to_a_missing_entry_is_caught(broken_copy):
+    page = _chapters()[0]
+    count, problems = check_code_links(broken_copy, page)
+    assert count >= MIN_CODE_LINKS and not problems
+    _break(broken_copy, "api.html", 'id="posenc.attention.causal_mask"', 'id="posenc.attention.renamed"')
+    _anchors.cache_clear()
+    count, problems = check_code_links(broken_copy, page)
+    assert any("causal_mask" in p and "no such element" in p for p in problems), problems
+
+
+def test_breakage_code_link_to_another_entry_is_caught(broken_copy):
+    page = _chapters()[0]
+    _break(broken_copy, page, 'href="../api.html#posenc.attention.causal_mask"',
+           'href="../api.html#posenc.attention.softmax"')
+    _, problems = check_code_links(broken_copy, page)
+    assert any("another name's entry" in p for p in problems), problems

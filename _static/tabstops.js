@@ -1,0 +1,23 @@
+/* Keyboard access to code blocks and outputs shown after the page loaded (axe-core's
+   scrollable-region-focusable, WCAG 2.1.1 Keyboard). pydata-sphinx-theme 0.15.4 makes a code
+   block or cell output that scrolls sideways focusable (tabindex 0, else -1), but only on load,
+   on resize and when nodes are added; it is not told when hidden content is shown. A solution
+   that sphinx-togglebutton folds is measured while folded (its blocks then have no margins and
+   fit), so once unfolded an output line that overflows keeps tabindex -1 and cannot be scrolled
+   from the keyboard. This applies the theme's own rule again to whatever a reader unfolds (a
+   solution, a folded code cell's <details>). No CSS can set a tab stop, hence the script. */
+(() => {
+  // The theme's selector and rule (addTabStopsToScrollableElements in pydata-sphinx-theme.js).
+  const SCROLLABLE = "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon";
+  const update = (root) => root.querySelectorAll(SCROLLABLE).forEach((el) => {
+    el.tabIndex = el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight ? 0 : -1;
+  });
+  const unfolded = (el) => el.matches("details[open], .toggle:not(.toggle-hidden)");
+  document.addEventListener("DOMContentLoaded", () => {
+    const main = document.getElementById("main-content");
+    if (!main) return;
+    new MutationObserver((records) => {
+      records.forEach((r) => { if (unfolded(r.target)) update(r.target); });
+    }).observe(main, {subtree: true, attributes: true, attributeFilter: ["open", "class"]});
+  });
+})();
