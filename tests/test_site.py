@@ -1141,7 +1141,8 @@ def test_breakage_trace_outside_the_bundle_is_caught(browser, broken_copy):
     """A trace type that the shipped plotly.js bundle lacks (a heat map) is caught, not skipped silently."""
     page = _a_page_with(broken_copy, 'class="posenc-interactive"')
     text = (broken_copy / page).read_text(encoding="utf-8")
-    plot_json = re.search(r'<script type="application/json" id="([a-z0-9-]+)-json">(.*?)</script>', text, re.S)
+    plot_json = re.search(r'<script (?=[^>]*type="application/json")[^>]*id="([a-z0-9-]+)-json"[^>]*>(.*?)</script>',
+                          text, re.S)
     figure = json.loads(plot_json.group(2))
     last = figure["data"][-1]
     figure["data"][-1] = {"type": "heatmap", "z": [[1, 2], [3, 4]], "visible": last.get("visible", True)}
