@@ -1,27 +1,45 @@
 """Interactive figures for the static book: every state computed here, chosen in the browser.
 
 An interactive figure is a list of *states*, each a list of Plotly traces computed in
-Python by a chapter's code (with posenc). All states go into one Plotly figure; a slider
-or a drop-down menu shows one state at a time by switching the traces' visibility, which
-is Plotly's own ``"update"`` control. The browser therefore evaluates no formula: every
-number it draws was computed by the chapter and stored in the page, and moving the control
-only chooses among them.
+Python by a chapter's code (with posenc). All states go into one Plotly figure, and a
+control shows one state at a time by switching the traces' visibility. The browser
+therefore evaluates no formula: every number it draws was computed by the chapter and
+stored in the page, and moving the control only chooses among them.
 
-The output is deterministic (a fixed element id chosen by the chapter, numbers rounded to
-a fixed number of significant digits, keys in a fixed order), so the notebook regression
-compares it exactly. In the built book the page loads ``plotly.min.js`` once, from the
-pinned ``plotly`` package (copied into the site by ``_ext/posenc_plotly.py``; no CDN). In
-JupyterLab the same figure is rendered by Plotly's own renderer from the
-``application/vnd.plotly.v1+json`` output.
+**In the book** (``text/html``, ``InteractiveFigure.to_html``) the control is a
+native HTML one: an ``<input type="range">`` for a slider, a ``<select>`` for a drop-down
+menu, each with a visible ``<label>``, so that it is reached with the Tab key, moved with
+the arrow keys and announced by a screen reader (the slider's ``aria-valuetext`` is the
+state's label). A status line under it (``aria-live="polite"``) names the state shown, and
+the plot itself is an image (``role="img"``) whose ``aria-label`` is the figure's ``alt``
+text. Moving the control calls ``Plotly.restyle`` with the precomputed visibility of the
+chosen state. Plotly's own slider and menu are left out of the figure the page draws:
+plotly.js draws them as SVG that takes no keyboard focus (plotly/plotly.js#562).
+
+**In JupyterLab** the figure is rendered by Plotly's own renderer from the
+``application/vnd.plotly.v1+json`` output (ranked above ``text/html``), which draws only
+the figure and runs none of the page's script. That output (``InteractiveFigure.figure``)
+therefore keeps Plotly's own slider or menu (``layout.sliders`` / ``layout.updatemenus``,
+``"update"`` steps with the same visibility masks): mouse-operated, as plotly.js makes
+them, and the only control JupyterLab can show. The still PNG for print
+(``InteractiveFigure.to_png``) is drawn from that figure too, and names the state
+it shows.
+
+The output is deterministic (element ids derived from a name chosen by the chapter,
+numbers rounded to a fixed number of significant digits, keys in a fixed order), so the
+notebook regression compares it exactly. In the built book the page loads
+``plotly.min.js`` once, from the pinned ``plotly`` package (copied into the site by
+``_ext/posenc_plotly.py``; no CDN).
 
 This module needs only NumPy; it does not import Plotly.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -73,52 +91,119 @@ class InteractiveFigure:
     Parameters
     ----------
     figure : dict
-        The Plotly figure (``{"data": [...], "layout": {...}}``) with every state's traces.
+        The Plotly figure (``{"data": [...], "layout": {...}}``) with every state's traces
+        and Plotly's own slider or menu: what JupyterLab renders, and what the still is
+        drawn from.
     name : str
         Chosen by the chapter (stable across runs); the plot's element id is ``{name}-plot``
-        (so a MyST figure may carry the name itself as its label).
+        (so a MyST figure may carry the name itself as its label), the control's
+        ``{name}-control`` and the status line's ``{name}-status``.
     n_states : int
         How many states the control chooses among.
     height : int
-        Height in CSS pixels.
+        Height of the plot in CSS pixels.
+    alt : str
+        What the figure shows, in words: the plot's ``aria-label``.
+    control : {"slider", "dropdown"}
+        The kind of control.
+    labels : tuple of str
+        One label per state (plain text).
+    control_label : str
+        The text before a state's label (plain text, for example ``"m = "``).
+    initial : int
+        The state shown first.
+    page : dict
+        What the book's page draws and switches: ``data`` and ``layout`` (the figure
+        without Plotly's own control), and per state its ``restyle`` arguments
+        (``states``) and status text (``status``), and the ``labels``.
     """
 
     figure: dict
     name: str
     n_states: int
     height: int
+    alt: str
+    control: str
+    labels: tuple
+    control_label: str = ""
+    initial: int = 0
+    page: dict = field(default_factory=dict, repr=False)
 
     def to_json(self) -> str:
         """The figure as compact JSON with a fixed key order (safe inside a ``<script>``)."""
-        text = json.dumps(self.figure, separators=(",", ":"), sort_keys=True, allow_nan=False)
-        return text.replace("</", "<\\/")
+        return _json(self.figure)
+
+    def page_json(self) -> str:
+        """What the page's script reads (``page``), as ``to_json`` writes it."""
+        return _json(self.page)
 
     def to_html(self) -> str:
-        """A ``<div>`` plus the figure's JSON and a call to ``Plotly.newPlot``.
+        """The plot's ``<div>``, its native control and status line, and the script that joins them.
+
+        The plot is ``<div role="img" aria-label="{alt}">``, drawn by ``Plotly.newPlot``
+        from ``page_json``. Under it a ``<label>`` and an ``<input type="range">``
+        (slider) or ``<select>`` (drop-down) choose the state, and a status line
+        (``aria-live="polite"``) names the state shown. Moving the control calls
+        ``Plotly.restyle`` with that state's precomputed visibility, sets the status text
+        and the slider's ``aria-valuetext``: no number is computed in the browser.
 
         The page must load ``plotly.min.js`` (the book's Sphinx extension adds it to every
-        page that holds an interactive figure). Without it the div says so in plain text.
+        page that holds an interactive figure). Without it the plot says so in plain text
+        and the control is disabled.
         """
         n = self.name
+        esc = html.escape
+        s0 = self.initial
+        label = _control_title(self.control_label)
+        if self.control == "slider":
+            control = (
+                f'<input type="range" id="{n}-control" min="0" max="{self.n_states - 1}" step="1" value="{s0}" '
+                f'aria-valuetext="{esc(self.labels[s0])}" aria-controls="{n}-plot" autocomplete="off">'
+            )
+        else:
+            options = "".join(
+                f'<option value="{s}"{" selected" if s == s0 else ""}>{esc(lab)}</option>'
+                for s, lab in enumerate(self.labels)
+            )
+            control = f'<select id="{n}-control" aria-controls="{n}-plot" autocomplete="off">{options}</select>'
         return (
-            f'<div class="posenc-interactive" id="{n}-plot" style="width:100%;height:{self.height}px;"></div>\n'
-            f'<script type="application/json" id="{n}-json">{self.to_json()}</script>\n'
+            f'<div class="posenc-figure" id="{n}-figure">\n'
+            f'<div class="posenc-interactive" id="{n}-plot" role="img" aria-label="{esc(self.alt)}" '
+            f'style="width:100%;height:{self.height}px;"></div>\n'
+            f'<div class="posenc-controls"><label for="{n}-control">{esc(label)}</label>{control}</div>\n'
+            f'<p class="posenc-status" id="{n}-status" aria-live="polite">{esc(self.page["status"][s0])}</p>\n'
+            f'<script type="application/json" id="{n}-json">{self.page_json()}</script>\n'
             "<script>\n"
             "(function () {\n"
             f'  var el = document.getElementById("{n}-plot");\n'
-            "  if (!el) { return; }\n"
+            f'  var control = document.getElementById("{n}-control");\n'
+            f'  var status = document.getElementById("{n}-status");\n'
+            "  if (!el || !control || !status) { return; }\n"
+            f'  var fig = JSON.parse(document.getElementById("{n}-json").textContent);\n'
+            f"  var shown = {s0};\n"
+            "  function show() {\n"
+            "    var s = Number(control.value);\n"
+            "    if (s === shown || !(s >= 0 && s < fig.states.length)) { return; }\n"
+            "    shown = s;\n"
+            "    window.Plotly.restyle(el, fig.states[s]);\n"
+            "    status.textContent = fig.status[s];\n"
+            '    if (control.type === "range") { control.setAttribute("aria-valuetext", fig.labels[s]); }\n'
+            "  }\n"
             "  function draw() {\n"
-            f'    var fig = JSON.parse(document.getElementById("{n}-json").textContent);\n'
             "    window.Plotly.newPlot(el, fig.data, fig.layout, "
-            '{"responsive": true, "displayModeBar": false, "scrollZoom": false});\n'
+            '{"responsive": true, "displayModeBar": false, "scrollZoom": false}).then(show);\n'
+            '    control.addEventListener("input", show);\n'
+            '    control.addEventListener("change", show);\n'
             "  }\n"
             "  if (window.Plotly) { draw(); return; }\n"
             '  window.addEventListener("load", function () {\n'
-            "    if (window.Plotly) { draw(); }\n"
-            '    else { el.textContent = "This interactive figure needs plotly.js, which the built book ships."; }\n'
+            "    if (window.Plotly) { draw(); return; }\n"
+            '    el.textContent = "This interactive figure needs plotly.js, which the built book ships.";\n'
+            "    control.disabled = true;\n"
             "  });\n"
             "})();\n"
-            "</script>"
+            "</script>\n"
+            "</div>"
         )
 
     def to_png(self) -> bytes:
@@ -144,6 +229,23 @@ class InteractiveFigure:
             return bundle
         bundle["image/png"] = self.to_png()
         return bundle
+
+
+def _json(value) -> str:
+    """Compact JSON with a fixed key order, safe inside a ``<script>`` element."""
+    text = json.dumps(value, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    return text.replace("</", "<\\/")
+
+
+def _control_title(control_label: str) -> str:
+    """The control's visible label: its prefix without the trailing ``=`` or ``:`` ("m = " -> "m")."""
+    title = _plain(control_label).strip().rstrip("=:").strip()
+    return title or "state"
+
+
+def _status(control_label: str, label: str, s: int, n_states: int) -> str:
+    """The status line's text for state ``s``: the state's name and its place among the states."""
+    return f"Showing {_plain(control_label)}{_plain(label)}, state {s + 1} of {n_states}."
 
 
 def _axis_names(trace: dict) -> tuple[str, str]:
@@ -274,6 +376,7 @@ def interactive_figure(
     *,
     name: str,
     labels,
+    alt: str,
     control: str = "slider",
     control_label: str = "",
     title: str | None = None,
@@ -301,11 +404,16 @@ def interactive_figure(
         hyphens, starting with a letter (for example ``"fig-rope-slider"``).
     labels : sequence of str
         One label per state, shown on the control.
+    alt : str
+        What the figure shows, in words, for a reader who cannot see it (the plot's
+        ``aria-label``, read by a screen reader): what is plotted against what, and
+        what the control changes. Required; at least one word.
     control : {"slider", "dropdown"}
         A slider (ordered states: a position, a scale factor) or a drop-down menu
         (unordered choices: a head, a scheme).
     control_label : str
-        Text before the current label (for example ``"m = "``).
+        Text before the current label (for example ``"m = "``). Without its trailing
+        ``=`` or ``:`` it is also the control's visible label in the book (``"m"``).
     title, x_title, y_title : str
         Figure and axis titles (plain text or Plotly's HTML subset).
     x_range, y_range : (float, float), optional
@@ -322,8 +430,9 @@ def interactive_figure(
     Returns
     -------
     InteractiveFigure
-        Displays itself in a notebook (``text/html`` for the book, Plotly's own MIME type
-        for JupyterLab); ``.figure`` is the Plotly JSON.
+        Displays itself in a notebook (``text/html`` for the book, with a native slider or
+        menu; Plotly's own MIME type, with Plotly's own control, for JupyterLab; a still
+        PNG for print); ``.figure`` is the Plotly JSON.
     """
     if not isinstance(name, str) or not _ID.match(name):
         raise ValueError(
@@ -331,6 +440,14 @@ def interactive_figure(
             "starting with a letter (at most 64 characters)"
         )
     control = check_choice("control", control, _CONTROLS)
+    if not isinstance(alt, str):
+        raise TypeError(
+            f"alt: expected a string describing what the figure shows, got {alt!r} of type {type(alt).__name__}"
+        )
+    if not re.search(r"\w", alt):
+        raise ValueError(f"alt: {alt!r} says nothing; expected a description of what the figure shows")
+    if not isinstance(control_label, str):
+        raise TypeError(f"control_label: expected a string, got {control_label!r} of type {type(control_label).__name__}")
     height = check_int("height", height, minimum=200)
     if isinstance(states, (str, bytes)) or not hasattr(states, "__len__"):
         raise TypeError(f"states: expected a sequence of states (lists of trace dicts), got {type(states).__name__}")
@@ -401,8 +518,9 @@ def interactive_figure(
         "font": font,
         "paper_bgcolor": "#ffffff",
         "plot_bgcolor": "#ffffff",
-        # room above the plot for the legend (one or two rows on a phone) and the title
-        "margin": {"l": 60, "r": 20, "t": 110 if title else 60, "b": 120},
+        # room above the plot for the legend (one or two rows on a phone) and the title; below
+        # it the axis title (Plotly's own control, in JupyterLab's figure, needs more: below)
+        "margin": {"l": 60, "r": 20, "t": 110 if title else 60, "b": 60},
         "xaxis": dict(axis, title={"text": x_title}),
         "yaxis": dict(axis, title={"text": y_title}),
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
@@ -415,8 +533,19 @@ def interactive_figure(
         lay["xaxis"]["range"] = _clean(list(x_range), "x_range")
     if y_range is not None:
         lay["yaxis"]["range"] = _clean(list(y_range), "y_range")
+    if layout:
+        extra = _clean(dict(layout), "layout")
+        for key, value in extra.items():
+            if isinstance(value, dict) and isinstance(lay.get(key), dict):
+                lay[key] = {**lay[key], **value}
+            else:
+                lay[key] = value
+    # The page draws `lay` and switches states with its own native control; JupyterLab's
+    # figure (and the still drawn from it) carries Plotly's own slider or menu instead.
+    lab = json.loads(json.dumps(lay))
+    lab["margin"]["b"] = max(lab["margin"].get("b", 0), 120)
     if control == "slider":
-        lay["sliders"] = [{
+        lab["sliders"] = [{
             "active": initial,
             "currentvalue": {"prefix": control_label, "font": {"size": 14}},
             "pad": {"t": 60, "b": 10},  # below the x-axis title, also when it wraps
@@ -425,7 +554,7 @@ def interactive_figure(
             "steps": steps,
         }]
     else:
-        lay["updatemenus"] = [{
+        lab["updatemenus"] = [{
             "type": "dropdown",
             # Opens upwards: below the plot there is no room, and a menu opening down is clipped.
             "direction": "up",
@@ -438,13 +567,16 @@ def interactive_figure(
             "showactive": True,
         }]
         if control_label:
-            lay["annotations"] = [{"text": control_label, "showarrow": False, "x": 0, "xref": "paper",
-                                   "xanchor": "right", "y": -0.22, "yref": "paper", "yanchor": "top"}]
-    if layout:
-        extra = _clean(dict(layout), "layout")
-        for key, value in extra.items():
-            if isinstance(value, dict) and isinstance(lay.get(key), dict):
-                lay[key] = {**lay[key], **value}
-            else:
-                lay[key] = value
-    return InteractiveFigure({"data": data, "layout": lay}, name, n_states, height)
+            lab["annotations"] = [{"text": control_label, "showarrow": False, "x": 0, "xref": "paper",
+                                   "xanchor": "right", "y": -0.22, "yref": "paper", "yanchor": "top"}
+                                  ] + lab.get("annotations", [])
+    page = {
+        "data": data,
+        "layout": lay,
+        "labels": [_plain(lab_) for lab_ in labels],
+        "states": [step["args"][0] for step in steps],
+        "status": [_status(control_label, labels[s], s, n_states) for s in range(n_states)],
+    }
+    return InteractiveFigure({"data": data, "layout": lab}, name, n_states, height, alt=alt.strip(),
+                             control=control, labels=tuple(page["labels"]), control_label=_plain(control_label),
+                             initial=initial, page=page)

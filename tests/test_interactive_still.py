@@ -15,7 +15,7 @@ matplotlib = pytest.importorskip("matplotlib")
 def _fig(initial=0, control="slider"):
     x = np.arange(10)
     states = [[{"x": x, "y": np.full(10, float(s)), "name": "level", "mode": "lines"}] for s in range(3)]
-    return interactive_figure(states, name="fig-still", labels=["a", "b", "c"], control=control,
+    return interactive_figure(states, name="fig-still", labels=["a", "b", "c"], alt="A level line.", control=control,
                               control_label="state ", y_range=(-0.5, 2.5), initial=initial)
 
 

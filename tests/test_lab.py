@@ -217,6 +217,6 @@ def test_interactive_figures_carry_the_books_height_for_jupyterlab():
     from posenc.interactive import interactive_figure
 
     states = [[{"x": [0, 1], "y": [0, s], "name": "line"}] for s in (1, 2)]
-    fig = interactive_figure(states, name="fig-size", labels=["a", "b"], height=520)
+    fig = interactive_figure(states, name="fig-size", labels=["a", "b"], alt="A line.", height=520)
     assert fig.figure["layout"]["height"] == 520
     assert fig._repr_mimebundle_()["application/vnd.plotly.v1+json"]["layout"]["height"] == 520

@@ -16,7 +16,10 @@ system's ``chromium`` and ``chromedriver``. On each page:
 - a cell whose output is only a figure folds its code (the ``hide-input`` toggle), and a
   folded cell shows its output but not its code;
 - each interactive figure (``.posenc-interactive``) is drawn by Plotly, and moving its
-  control (a slider step, a drop-down entry) changes what is drawn;
+  control (a slider step, a drop-down entry) changes what is drawn; its control is a native
+  ``<input type="range">`` or ``<select>`` with a ``<label>``, its plot an image
+  (``role="img"``) with an ``aria-label``, its status line ``aria-live``, and Plotly's own
+  mouse-only slider or menu is not drawn;
 - the page's weight: every file it requested (the Performance API's navigation and resource
   entries, once settled: formulas typeset, images decoded, figures drawn), sized on disk,
   stays within :data:`WEIGHT_BUDGET` (3 MB, uncompressed) on a first visit;
@@ -28,6 +31,9 @@ In each chapter, resting the pointer on a reference to a theorem, an equation an
 shows a preview of the target's text (formulas typeset; it stays under the pointer, Escape
 hides it), also from ``file://``; and posenc's names in the code cells link to existing
 entries of the API page.
+
+Each interactive figure also gets its own keyboard test: its control is reached with the
+Tab key, an arrow key moves it, and the state, what Plotly draws and the status line change.
 
 The pages are the book's table of contents (``_toc.yml``) plus every other page Sphinx
 wrote (index, search, ...). The last tests break a copy of the site on purpose, once per
@@ -379,6 +385,9 @@ frame()
 # What the plot draws: for every trace Plotly has drawn (a scatter line, a heat map, ...),
 # its index, name and data, read from the data Plotly bound to the drawn element. Positions
 # on the page are left out: a control that switches nothing may still nudge the margins.
+# The control is the figure's native one (posenc's <div class="posenc-figure"> holds the plot,
+# the control and the status line): its state, how many it offers, the text naming the state
+# (the slider's aria-valuetext, the menu's selected entry) and the status line's text.
 _PLOT_STATE_JS = """
 const el = document.getElementById(arguments[0]);
 if (!el || !el.classList.contains('js-plotly-plot') || !el.querySelector('svg.main-svg'))
@@ -391,12 +400,46 @@ el.querySelectorAll('g.trace, g.hm').forEach((g) => {
   drawn.push(JSON.stringify([t.index, t.name, t.x, t.y, t.z]));
 });
 drawn.sort();
-const slider = (el._fullLayout.sliders || [])[0];
-const menu = (el._fullLayout.updatemenus || [])[0];
-return {drawn: drawn.join('\\n'), traces: drawn.length,
-        control: slider ? 'slider' : (menu ? 'dropdown' : null),
-        active: slider ? slider.active : (menu ? menu.active : null),
-        steps: slider ? slider.steps.length : (menu ? menu.buttons.length : 0)};
+const box = el.closest('.posenc-figure');
+const control = box ? box.querySelector('input[type="range"], select') : null;
+const status = box ? box.querySelector('[aria-live]') : null;
+const out = {drawn: drawn.join('\\n'), traces: drawn.length, control: null, id: null, active: null,
+             steps: 0, valuetext: null, status: status ? status.textContent.trim() : null};
+if (control && control.tagName === 'SELECT') {
+  const option = control.options[control.selectedIndex];
+  Object.assign(out, {control: 'dropdown', active: control.selectedIndex, steps: control.options.length,
+                      valuetext: option ? option.textContent.trim() : null});
+} else if (control) {
+  const step = Number(control.step) || 1;
+  Object.assign(out, {control: 'slider', active: Number(control.value),
+                      steps: Math.floor((Number(control.max) - Number(control.min)) / step) + 1,
+                      valuetext: control.getAttribute('aria-valuetext')});
+}
+if (control) out.id = control.id;
+return out;
+"""
+
+# What a screen reader needs from the figure: the control's <label>, the plot as an image
+# (its name, the aria-label, is judged in Python like an <img>'s alt text), the status line
+# announced politely, and no mouse-only Plotly control drawn.
+_FIGURE_A11Y_JS = """
+const el = document.getElementById(arguments[0]);
+const box = el.closest('.posenc-figure');
+const control = box ? box.querySelector('input[type="range"], select') : null;
+const problems = [];
+if (!control) return ['no native slider (input type=range) or menu (select)'];
+const label = control.id ? document.querySelector('label[for="' + CSS.escape(control.id) + '"]') : null;
+if (!label || !label.textContent.trim() || !label.checkVisibility())
+  problems.push('the control has no visible <label for=...>');
+if (el.getAttribute('role') !== 'img') problems.push('the plot is not role="img"');
+const status = box.querySelector('[aria-live]');
+if (!status || status.getAttribute('aria-live') !== 'polite' || !status.textContent.trim() ||
+    !status.checkVisibility())
+  problems.push('no visible status line with aria-live="polite"');
+const full = el._fullLayout || {};
+if ((full.sliders || []).length || (full.updatemenus || []).length)
+  problems.push("Plotly's own (mouse-only) slider or menu is drawn");
+return problems;
 """
 
 
@@ -511,29 +554,24 @@ def check_overflow(driver) -> list[str]:
 
 
 def _move_control(driver, plot_id: str, state: dict) -> None:
-    """Move a figure's control, as a reader would: click a slider step or a menu entry."""
+    """Move a figure's control, as a reader would: click the slider's far end, or choose a menu entry."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
 
-    plot = driver.find_element(By.ID, plot_id)
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", plot)
+    control = driver.find_element(By.ID, state["id"])
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", control)
     target = 0 if state["active"] == state["steps"] - 1 else state["steps"] - 1
     if state["control"] == "slider":
-        rail = plot.find_element(By.CSS_SELECTOR, ".slider-container rect.slider-rail-touch-rect")
-        half = rail.size["width"] / 2
+        half = control.size["width"] / 2
         offset = (half - 3) if target > 0 else (3 - half)
-        ActionChains(driver).move_to_element_with_offset(rail, int(offset), 0).click().perform()
+        ActionChains(driver).move_to_element_with_offset(control, int(offset), 0).click().perform()
     else:
-        header = plot.find_element(By.CSS_SELECTOR, ".updatemenu-container .updatemenu-header-group")
-        ActionChains(driver).move_to_element(header).click().perform()
-        _wait(driver, "return arguments[0].querySelectorAll('.updatemenu-dropdown-button').length > 0;",
-              plot, timeout=10)
-        buttons = plot.find_elements(By.CSS_SELECTOR, ".updatemenu-dropdown-button")
-        ActionChains(driver).move_to_element(buttons[target]).click().perform()
+        Select(control).select_by_index(target)
 
 
 def check_interactive(driver) -> tuple[int, list[str]]:
-    """Each interactive figure renders, and moving its control changes what is drawn."""
+    """Each interactive figure renders, is labelled for a screen reader, and moving its control changes what is drawn."""
     from selenium.common.exceptions import TimeoutException
 
     problems = []
@@ -546,8 +584,13 @@ def check_interactive(driver) -> tuple[int, list[str]]:
             continue
         if before["traces"] == 0:
             problems.append(f"{plot_id}: the plot has no trace drawn")
+        problems += [f"{plot_id}: {p}" for p in driver.execute_script(_FIGURE_A11Y_JS, plot_id)]
+        name = alt_text_problem(driver.execute_script(
+            "return document.getElementById(arguments[0]).getAttribute('aria-label');", plot_id))
+        if name:
+            problems.append(f"{plot_id}: the plot's aria-label: {name}")
         if before["control"] is None or before["steps"] < 2:
-            problems.append(f"{plot_id}: no slider or drop-down with two states or more")
+            problems.append(f"{plot_id}: no native slider or drop-down with two states or more")
             continue
         try:
             _move_control(driver, plot_id, before)
@@ -576,6 +619,71 @@ def check_interactive(driver) -> tuple[int, list[str]]:
         if after["drawn"] == before["drawn"]:
             problems.append(f"{plot_id}: moving the {before['control']} changed nothing drawn")
     return len(ids), problems
+
+
+def check_keyboard(driver, plot_id: str) -> list[str]:
+    """The figure's control is reached with Tab and moved with an arrow key, and that shows a new state.
+
+    The control is focused, then Shift+Tab and Tab are pressed: focus comes back to it only
+    if it is in the tab order (a control with tabindex=-1 can be focused by a script but is
+    skipped by Tab). Then ArrowRight (slider) or ArrowDown (menu), or Left/Up at the last
+    state, must change the control's state, what Plotly draws, and the ``aria-live`` status
+    line, which must name the new state (the slider's aria-valuetext, the menu's entry).
+    """
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    try:
+        before = _wait(driver, _PLOT_STATE_JS, plot_id)
+    except TimeoutException:
+        return [f"{plot_id}: Plotly drew nothing"]
+    if before["control"] is None:
+        return [f"{plot_id}: no native slider or drop-down"]
+    name = f"{plot_id}: the {before['control']}"
+    reached = driver.execute_script(
+        """const c = document.getElementById(arguments[0]);
+           c.scrollIntoView({block: 'center', behavior: 'instant'}); c.focus();
+           return {tabindex: c.tabIndex, disabled: c.disabled, focused: document.activeElement === c};""",
+        before["id"],
+    )
+    problems = []
+    if reached["tabindex"] < 0 or reached["disabled"] or not reached["focused"]:
+        problems.append(f"{name} is not in the tab order ({reached})")
+    ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
+    ActionChains(driver).send_keys(Keys.TAB).perform()
+    if driver.execute_script("return document.activeElement.id;") != before["id"]:
+        problems.append(f"{name} is not reached with the Tab key")
+        return problems
+    last = before["active"] == before["steps"] - 1
+    if before["control"] == "slider":
+        key = Keys.ARROW_LEFT if last else Keys.ARROW_RIGHT
+    else:
+        key = Keys.ARROW_UP if last else Keys.ARROW_DOWN
+    ActionChains(driver).send_keys(key).perform()
+    try:
+        after = _wait(
+            driver,
+            "const s = (function () {" + _PLOT_STATE_JS + "}).apply(null, [arguments[0]]);"
+            " return s && s.active !== arguments[1] && s.drawn !== arguments[2] && s.status !== arguments[3]"
+            " ? s : null;",
+            plot_id, before["active"], before["drawn"], before["status"],
+            timeout=15,
+        )
+    except TimeoutException:
+        now = driver.execute_script(_PLOT_STATE_JS, plot_id) or {}
+        if now.get("active") == before["active"]:
+            problems.append(f"{name} did not move on the arrow key")
+        if now.get("drawn") == before["drawn"]:
+            problems.append(f"{name} moved by the arrow key changed nothing drawn")
+        if now.get("status") == before["status"]:
+            problems.append(f"{name} moved by the arrow key left the status line (aria-live) unchanged")
+        return problems
+    if not after["valuetext"] or after["valuetext"] == before["valuetext"]:
+        problems.append(f"{name}'s state text did not follow: {before['valuetext']!r} -> {after['valuetext']!r}")
+    elif after["valuetext"] not in after["status"]:
+        problems.append(f"the status line {after['status']!r} does not name the state {after['valuetext']!r}")
+    return problems
 
 
 # Every file the page has asked for so far: the page itself (the navigation entry) and each
@@ -1021,10 +1129,7 @@ def test_breakage_dead_control_is_caught(browser, broken_copy):
     plot_json = re.search(r'<script (?=[^>]*type="application/json")[^>]*id="([a-z0-9-]+)-json"[^>]*>(.*?)</script>',
                           text, re.S)
     figure = json.loads(plot_json.group(2))
-    for control in figure["layout"].get("sliders", []) + figure["layout"].get("updatemenus", []):
-        steps = control.get("steps") or control.get("buttons")
-        for step in steps:
-            step["args"] = [{}]
+    figure["states"] = [{} for _ in figure["states"]]  # what Plotly.restyle is given, per state
     _break(broken_copy, page, plot_json.group(2), json.dumps(figure))
     with serve(broken_copy) as url:
         result = check_page(browser, url, broken_copy, page)
@@ -1036,7 +1141,8 @@ def test_breakage_trace_outside_the_bundle_is_caught(browser, broken_copy):
     """A trace type that the shipped plotly.js bundle lacks (a heat map) is caught, not skipped silently."""
     page = _a_page_with(broken_copy, 'class="posenc-interactive"')
     text = (broken_copy / page).read_text(encoding="utf-8")
-    plot_json = re.search(r'<script type="application/json" id="([a-z0-9-]+)-json">(.*?)</script>', text, re.S)
+    plot_json = re.search(r'<script (?=[^>]*type="application/json")[^>]*id="([a-z0-9-]+)-json"[^>]*>(.*?)</script>',
+                          text, re.S)
     figure = json.loads(plot_json.group(2))
     last = figure["data"][-1]
     figure["data"][-1] = {"type": "heatmap", "z": [[1, 2], [3, 4]], "visible": last.get("visible", True)}
@@ -1047,28 +1153,36 @@ def test_breakage_trace_outside_the_bundle_is_caught(browser, broken_copy):
     assert any(p.startswith(wanted) for p in result["problems"].get("interactive", [])), result["problems"]
 
 
-def _figure_page(copy: pathlib.Path, control: str, dead: bool) -> str:
-    """A page of the copied site holding one posenc interactive figure with ``control``."""
+def _figure_page(copy: pathlib.Path, control: str, dead: bool = False, breakage: tuple = ()) -> str:
+    """A page of the copied site holding one posenc interactive figure with ``control``.
+
+    ``dead``: every state restyles nothing (the control moves, the plot does not change);
+    ``breakage``: ``(old, new)`` replaced once in the figure's HTML.
+    """
     import numpy as np
 
     from posenc.interactive import interactive_figure
 
     x = np.arange(8.0)
     states = [[{"x": x, "y": np.sin(x * k), "name": "sin", "mode": "lines"}] for k in (0.5, 1.0, 1.5)]
-    fig = interactive_figure(states, name=f"test-{control}", labels=["a", "b", "c"], control=control)
+    fig = interactive_figure(states, name=f"test-{control}", labels=["a", "b", "c"], control=control,
+                             control_label="frequency ", alt="A sine curve whose frequency the control chooses.")
     html = fig.to_html()
-    if dead:  # the control moves but switches nothing
-        data = json.loads(fig.to_json())
-        for menu in data["layout"].get("sliders", []) + data["layout"].get("updatemenus", []):
-            for step in menu.get("steps") or menu.get("buttons"):
-                step["args"] = [{}]
-        html = html.replace(fig.to_json(), json.dumps(data))
+    if dead:
+        data = json.loads(fig.page_json())
+        data["states"] = [{} for _ in data["states"]]
+        html = html.replace(fig.page_json(), json.dumps(data))
+    if breakage:
+        assert breakage[0] in html, breakage[0]
+        html = html.replace(*breakage, 1)
     page = f"test-{control}.html"
     (copy / page).write_text(
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>t</title>'
         '<link rel="icon" href="_static/favicon.svg">'
+        '<link rel="stylesheet" href="_static/custom.css">'
         '<script src="_static/plotly-basic.min.js"></script></head>'
-        f'<body style="margin:0"><div style="max-width:700px">{html}</div></body></html>',
+        '<body style="margin:0"><p><a href="#top">a link before the figure</a></p>'
+        f'<div style="max-width:700px">{html}</div><p><a href="#top">a link after it</a></p></body></html>',
         encoding="utf-8",
     )
     return page
@@ -1082,10 +1196,86 @@ def test_both_controls_are_operated(browser, broken_copy, control):
         load(browser, url + live)
         n, problems = check_interactive(browser)
         assert n == 1 and not problems, (problems, browser.current_url, browser.page_source[:300])
+        load(browser, url + live)
+        problems = check_keyboard(browser, f"test-{control}-plot")
+        assert not problems, problems
         dead = _figure_page(broken_copy, control, dead=True)
         load(browser, url + dead)
         n, problems = check_interactive(browser)
     assert n == 1 and any("changed nothing" in p for p in problems), problems
+
+
+# What makes a figure unusable without a mouse, or without sight: each breakage, made in
+# the figure's HTML, and the problem the checks must then report.
+_KEYBOARD_BREAKAGES = {
+    # in the tab order no more: script can focus it, the Tab key skips it
+    "tabindex": (' autocomplete="off"', ' autocomplete="off" tabindex="-1"', "not reached with the Tab key"),
+    # the state switched only on a click: the arrow key moves the control and nothing follows
+    "click-only": ('control.addEventListener("input", show);\n    control.addEventListener("change", show);',
+                   'control.addEventListener("click", show);', "changed nothing drawn"),
+    # the plot switches but the status line (aria-live) is never updated
+    "silent-status": ("    status.textContent = fig.status[s];\n", "", "status line (aria-live) unchanged"),
+}
+
+
+@pytest.mark.parametrize("control", ["slider", "dropdown"])
+@pytest.mark.parametrize("breakage", sorted(_KEYBOARD_BREAKAGES))
+def test_breakage_keyboard_is_caught(browser, broken_copy, control, breakage):
+    """A control that the keyboard cannot reach or operate, or that announces nothing, fails the keyboard check."""
+    old, new, expected = _KEYBOARD_BREAKAGES[breakage]
+    page = _figure_page(broken_copy, control, breakage=(old, new))
+    with serve(broken_copy) as url:
+        load(browser, url + page)
+        problems = check_keyboard(browser, f"test-{control}-plot")
+    assert any(expected in p for p in problems), problems
+
+
+_A11Y_BREAKAGES = {
+    "label": ('<label for="test-slider-control">', "<label>", "no visible <label for=...>"),
+    "role": ('role="img" ', "", 'not role="img"'),
+    "alt": ('aria-label="A sine curve whose frequency the control chooses."', "", "aria-label: no alt text"),
+    "alt-short": ('aria-label="A sine curve whose frequency the control chooses."', 'aria-label="plot"',
+                  "aria-label: alt text too short"),
+    "live": ('aria-live="polite"', "", 'aria-live="polite"'),
+    "plotly-slider": ('"margin":{', '"sliders":[{"steps":[{"label":"a","method":"skip"},'
+                      '{"label":"b","method":"skip"}]}],"margin":{', "mouse-only"),
+}
+
+
+@pytest.mark.parametrize("breakage", sorted(_A11Y_BREAKAGES))
+def test_breakage_figure_accessibility_is_caught(browser, broken_copy, breakage):
+    """A control without a label, a plot without a role or a name, no live status, Plotly's own slider: caught."""
+    old, new, expected = _A11Y_BREAKAGES[breakage]
+    page = _figure_page(broken_copy, "slider", breakage=(old, new))
+    with serve(broken_copy) as url:
+        load(browser, url + page)
+        n, problems = check_interactive(browser)
+    assert n == 1 and any(expected in p for p in problems), problems
+
+
+# --------------------------------------------------------------------------- the keyboard, figure by figure
+
+
+def _figures_for_params() -> list:
+    """(page, plot id) of every interactive figure in the built site."""
+    if not (SITE / "index.html").is_file():
+        return [pytest.param(None, None, id="no-site")]
+    figures = []
+    for page in site_pages(SITE):
+        if not (SITE / page).is_file():
+            continue  # a page of _toc.yml that was not built: test_page reports it
+        for plot_id in re.findall(r'class="posenc-interactive" id="([a-z0-9-]+)"', (SITE / page).read_text("utf-8")):
+            figures.append(pytest.param(page, plot_id, id=f"{page}#{plot_id}"))
+    return figures or [pytest.param(None, None, id="no-figure")]
+
+
+@pytest.mark.parametrize("page, plot_id", _figures_for_params())
+def test_interactive_figure_works_from_the_keyboard(browser, site_url, page, plot_id):
+    """Tab reaches the figure's control, an arrow key moves it: state, plot and status line change."""
+    assert page, "the built site holds no interactive figure"
+    load(browser, urllib.parse.urljoin(site_url, page))
+    problems = check_keyboard(browser, plot_id)
+    assert not problems, problems
 
 
 # --------------------------------------------------------------------------- previews and linked code
