@@ -1038,13 +1038,26 @@ def test_breakage_heavy_page_is_caught(browser, broken_copy, how):
     assert problems and problems[0].split("biggest: ")[1].startswith("_static/ballast.js ("), problems
 
 
+ARTICLE = '<article class="bd-article">'
+
+
+def _inject_into_article(copy: pathlib.Path, html: str) -> str:
+    """Put ``html`` at the top of a page's article in the broken copy; return the page."""
+    page = _a_page_with(copy, ARTICLE)
+    _break(copy, page, ARTICLE, ARTICLE + html)
+    return page
+
+
+def _checked(browser, copy: pathlib.Path, page: str) -> dict:
+    """The problems :func:`check_page` finds on ``page`` of the broken copy (figures not operated)."""
+    with serve(copy) as url:
+        return check_page(browser, url, copy, page, interact=False)["problems"]
+
+
 def test_breakage_viewport_width_is_caught(browser, broken_copy):
-    page = _a_page_with(broken_copy, '<article class="bd-article">')
-    _break(broken_copy, page, '<article class="bd-article">',
-           '<article class="bd-article"><div style="width:600px">a line wider than a phone</div>')
-    with serve(broken_copy) as url:
-        result = check_page(browser, url, broken_copy, page, interact=False)
-    assert result["problems"].get("overflow"), result["problems"]
+    page = _inject_into_article(broken_copy, '<div style="width:600px">a line wider than a phone</div>')
+    problems = _checked(browser, broken_copy, page)
+    assert problems.get("overflow"), problems
 
 
 def test_breakage_squeezed_image_is_caught(browser, broken_copy):
@@ -1076,27 +1089,20 @@ def test_breakage_alt_text_is_caught(browser, broken_copy, how):
 
 def test_breakage_axe_image_without_alt_is_caught(browser, broken_copy):
     """An image with no text alternative is an axe-core violation (image-alt), in both modes."""
-    page = _a_page_with(broken_copy, '<article class="bd-article">')
-    favicon = "../" * page.count("/") + "_static/favicon.svg"
-    _break(broken_copy, page, '<article class="bd-article">',
-           f'<article class="bd-article"><img src="{favicon}" width="32" height="32">')
-    with serve(broken_copy) as url:
-        result = check_page(browser, url, broken_copy, page, interact=False)
-    problems = result["problems"].get("axe", [])
+    up = "../" * _a_page_with(broken_copy, ARTICLE).count("/")  # the favicon, from that page
+    page = _inject_into_article(broken_copy, f'<img src="{up}_static/favicon.svg" width="32" height="32">')
+    problems = _checked(browser, broken_copy, page)
     for mode in COLOUR_MODES:
-        assert any(p.startswith(f"{mode} mode: image-alt (critical") for p in problems), result["problems"]
+        assert any(p.startswith(f"{mode} mode: image-alt (critical") for p in problems.get("axe", [])), problems
 
 
 def test_breakage_axe_dark_mode_contrast_is_caught(browser, broken_copy):
     """Grey text that reads on the light page (7:1) but not on the dark one (2.7:1) fails in dark mode only."""
-    page = _a_page_with(broken_copy, '<article class="bd-article">')
-    _break(broken_copy, page, '<article class="bd-article">',
-           '<article class="bd-article"><p><span style="color: #595959">grey text</span></p>')
-    with serve(broken_copy) as url:
-        result = check_page(browser, url, broken_copy, page, interact=False)
-    problems = result["problems"].get("axe", [])
-    assert any(p.startswith("dark mode: color-contrast") for p in problems), result["problems"]
-    assert not any(p.startswith("light mode:") for p in problems), result["problems"]
+    page = _inject_into_article(broken_copy, '<p><span style="color: #595959">grey text</span></p>')
+    problems = _checked(browser, broken_copy, page)
+    axe = problems.get("axe", [])
+    assert any(p.startswith("dark mode: color-contrast") for p in axe), problems
+    assert not any(p.startswith("light mode:") for p in axe), problems
 
 
 def test_breakage_unfolded_scroll_without_tab_stop_is_caught(browser, broken_copy):
@@ -1106,15 +1112,15 @@ def test_breakage_unfolded_scroll_without_tab_stop_is_caught(browser, broken_cop
     The block is in a folded drop-down (sphinx-togglebutton, as the solutions are) and, like a
     solution's output line in chapter 1, fits while folded: here it is not laid out at all then.
     """
-    page = _a_page_with(broken_copy, '<article class="bd-article">')
-    _break(broken_copy, page, '<article class="bd-article">',
-           '<article class="bd-article"><style>.toggle-hidden .unfolded-only {display: none !important}</style>'
-           '<div class="admonition dropdown" id="folded-wide"><p class="admonition-title">A wide line</p>'
-           f'<div class="highlight unfolded-only"><pre>{"wide " * 80}</pre></div></div>')
-    with serve(broken_copy) as url:
-        kept = check_page(browser, url, broken_copy, page, interact=False)["problems"]
-        (broken_copy / "_static" / "tabstops.js").write_text("", encoding="utf-8")
-        dropped = check_page(browser, url, broken_copy, page, interact=False)["problems"]
+    page = _inject_into_article(
+        broken_copy,
+        '<style>.toggle-hidden .unfolded-only {display: none !important}</style>'
+        '<div class="admonition dropdown" id="folded-wide"><p class="admonition-title">A wide line</p>'
+        f'<div class="highlight unfolded-only"><pre>{"wide " * 80}</pre></div></div>',
+    )
+    kept = _checked(browser, broken_copy, page)
+    (broken_copy / "_static" / "tabstops.js").write_text("", encoding="utf-8")
+    dropped = _checked(browser, broken_copy, page)
     assert not kept.get("axe"), kept
     assert any(p.startswith("light mode: scrollable-region-focusable") for p in dropped.get("axe", [])), dropped
 

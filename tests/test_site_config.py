@@ -51,13 +51,8 @@ def test_no_launch_button_needs_thebe():
 
 def test_mathjax_ships_with_the_site():
     import importlib.util
-    import sys
 
-    sys.path.insert(0, str(ROOT / "_ext"))
-    try:
-        import posenc_mathjax
-    finally:
-        sys.path.remove(str(ROOT / "_ext"))
+    posenc_mathjax = _ext("posenc_mathjax")
     source = posenc_mathjax.mathjax_source()
     for part in posenc_mathjax.NEEDED:
         assert (source / part).exists(), part
@@ -74,13 +69,8 @@ def test_mathjax_ships_with_the_site():
 
 def test_only_plotlys_unknown_mime_warning_is_dropped():
     import logging
-    import sys
 
-    sys.path.insert(0, str(ROOT / "_ext"))
-    try:
-        import posenc_plotly
-    finally:
-        sys.path.remove(str(ROOT / "_ext"))
+    posenc_plotly = _ext("posenc_plotly")
 
     def record(mime):
         return logging.LogRecord("sphinx.myst_nb", logging.WARNING, "x.md", 1,
@@ -92,13 +82,8 @@ def test_only_plotlys_unknown_mime_warning_is_dropped():
 
 
 def test_only_fontawesomes_script_is_dropped():
-    import sys
 
-    sys.path.insert(0, str(ROOT / "_ext"))
-    try:
-        import posenc_theme
-    finally:
-        sys.path.remove(str(ROOT / "_ext"))
+    posenc_theme = _ext("posenc_theme")
     page = (
         '<link href="../_static/vendor/fontawesome/6.5.2/css/all.min.css?digest=dfe6caa3a7d634c4db9b" rel="stylesheet" />\n'
         '  <script src="../_static/vendor/fontawesome/6.5.2/js/all.min.js?digest=dfe6caa3a7d634c4db9b"></script>\n'
@@ -111,13 +96,8 @@ def test_only_fontawesomes_script_is_dropped():
 
 
 def test_only_the_font_preloads_are_dropped():
-    import sys
 
-    sys.path.insert(0, str(ROOT / "_ext"))
-    try:
-        import posenc_theme
-    finally:
-        sys.path.remove(str(ROOT / "_ext"))
+    posenc_theme = _ext("posenc_theme")
     page = (
         "<head>\n"
         '  <link rel="preload" as="font" type="font/woff2" crossorigin '
