@@ -27,9 +27,10 @@ it shows.
 
 The output is deterministic (element ids derived from a name chosen by the chapter,
 numbers rounded to a fixed number of significant digits, keys in a fixed order), so the
-notebook regression compares it exactly. In the built book the page loads
-``plotly.min.js`` once, from the pinned ``plotly`` package (copied into the site by
-``_ext/posenc_plotly.py``; no CDN).
+notebook regression compares it exactly. In the built book the page loads plotly.js once:
+its partial "basic" bundle (scatter and bar traces), pinned at the version the pinned
+``plotly`` package writes figures for and copied into the site by ``_ext/posenc_plotly.py``
+(no CDN).
 
 This module needs only NumPy; it does not import Plotly.
 """
@@ -147,8 +148,8 @@ class InteractiveFigure:
         ``Plotly.restyle`` with that state's precomputed visibility, sets the status text
         and the slider's ``aria-valuetext``: no number is computed in the browser.
 
-        The page must load ``plotly.min.js`` (the book's Sphinx extension adds it to every
-        page that holds an interactive figure). Without it the plot says so in plain text
+        The page must load plotly.js (the book's Sphinx extension adds its basic bundle to
+        every page that holds an interactive figure). Without it the plot says so in plain text
         and the control is disabled.
         """
         n = self.name

@@ -1125,37 +1125,46 @@ def test_breakage_unfolded_scroll_without_tab_stop_is_caught(browser, broken_cop
     assert any(p.startswith("light mode: scrollable-region-focusable") for p in dropped.get("axe", [])), dropped
 
 
+#: An interactive figure's JSON on a built page, in either attribute order: sphinx-codeautolink
+#: writes the chapters back through BeautifulSoup, which sorts attributes (id before type).
+FIGURE_JSON = re.compile(r'<script (?=[^>]*type="application/json")[^>]*id="([a-z0-9-]+)-json"[^>]*>(.*?)</script>', re.S)
+
+
+def _edit_figure(copy: pathlib.Path, edit) -> tuple[str, str, dict]:
+    """Rewrite the first interactive figure's JSON in the broken copy with ``edit(figure)``;
+    returns the page, the figure's name and the edited figure."""
+    page = _a_page_with(copy, 'class="posenc-interactive"')
+    match = FIGURE_JSON.search((copy / page).read_text(encoding="utf-8"))
+    figure = json.loads(match.group(2))
+    edit(figure)
+    _break(copy, page, match.group(2), json.dumps(figure))
+    return page, match.group(1), figure
+
+
 def test_breakage_dead_control_is_caught(browser, broken_copy):
     """An interactive figure whose control switches nothing is caught."""
-    page = _a_page_with(broken_copy, 'class="posenc-interactive"')
-    text = (broken_copy / page).read_text(encoding="utf-8")
-    # Make every state show the same traces: the control still moves, but nothing changes.
-    # Either attribute order: sphinx-codeautolink writes the chapters back through BeautifulSoup,
-    # which sorts attributes (id before type).
-    plot_json = re.search(r'<script (?=[^>]*type="application/json")[^>]*id="([a-z0-9-]+)-json"[^>]*>(.*?)</script>',
-                          text, re.S)
-    figure = json.loads(plot_json.group(2))
-    figure["states"] = [{} for _ in figure["states"]]  # what Plotly.restyle is given, per state
-    _break(broken_copy, page, plot_json.group(2), json.dumps(figure))
+
+    def same_traces_in_every_state(figure):  # the control still moves, but nothing changes
+        figure["states"] = [{} for _ in figure["states"]]  # what Plotly.restyle is given, per state
+
+    page, name, _ = _edit_figure(broken_copy, same_traces_in_every_state)
     with serve(broken_copy) as url:
         result = check_page(browser, url, broken_copy, page)
     problems = result["problems"].get("interactive", [])
-    assert any(plot_json.group(1) in p and "changed nothing" in p for p in problems), result["problems"]
+    assert any(name in p and "changed nothing" in p for p in problems), result["problems"]
 
 
 def test_breakage_trace_outside_the_bundle_is_caught(browser, broken_copy):
     """A trace type that the shipped plotly.js bundle lacks (a heat map) is caught, not skipped silently."""
-    page = _a_page_with(broken_copy, 'class="posenc-interactive"')
-    text = (broken_copy / page).read_text(encoding="utf-8")
-    plot_json = re.search(r'<script (?=[^>]*type="application/json")[^>]*id="([a-z0-9-]+)-json"[^>]*>(.*?)</script>',
-                          text, re.S)
-    figure = json.loads(plot_json.group(2))
-    last = figure["data"][-1]
-    figure["data"][-1] = {"type": "heatmap", "z": [[1, 2], [3, 4]], "visible": last.get("visible", True)}
-    _break(broken_copy, page, plot_json.group(2), json.dumps(figure))
+
+    def last_trace_a_heatmap(figure):
+        last = figure["data"][-1]
+        figure["data"][-1] = {"type": "heatmap", "z": [[1, 2], [3, 4]], "visible": last.get("visible", True)}
+
+    page, name, figure = _edit_figure(broken_copy, last_trace_a_heatmap)
     with serve(broken_copy) as url:
         result = check_page(browser, url, broken_copy, page)
-    wanted = f"{plot_json.group(1)}-plot: trace {len(figure['data']) - 1} (heatmap) drawn as "
+    wanted = f"{name}-plot: trace {len(figure['data']) - 1} (heatmap) drawn as "
     assert any(p.startswith(wanted) for p in result["problems"].get("interactive", [])), result["problems"]
 
 
