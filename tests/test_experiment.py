@@ -6,50 +6,180 @@ import os
 import numpy as np
 import pytest
 
-from posenc.experiment import ExperimentConfig, main, run_experiment, summarize
+from posenc.experiment import (
+    Claim,
+    ExperimentConfig,
+    check_claims,
+    difference,
+    evaluate,
+    evaluation_sample,
+    book_claims,
+    format_table,
+    main,
+    reevaluate,
+    run_experiment,
+    summarize,
+    train,
+)
+from posenc.markov import make_chain, optimal_nll
 
-TINY = ExperimentConfig(schemes=("nope", "rope", "alibi"), seeds=(0, 1), train_len=8, eval_multiples=(1, 2),
-                        eval_tokens=64, steps=6, batch=2, d_model=8, n_heads=2, d_ff=8, workers=1)
+TINY = ExperimentConfig(schemes=("nope", "rope", "alibi"), seeds=(0, 1), train_len=8, eval_multiples=(1, 2, 4),
+                        eval_sequences=24, long_sequences=6, steps=6, batch=2, d_model=8, n_heads=2, d_ff=8,
+                        workers=1)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return run_experiment(TINY)
 
 
 def _same(a, b):
-    """Rows equal, NaN equal to NaN (the 'beyond' losses at 1x)."""
-    return len(a) == len(b) and all(
-        x.keys() == y.keys() and all(x[k] == y[k] or (x[k] != x[k] and y[k] != y[k]) for k in x)
-        for x, y in zip(a, b)
-    )
+    """Two Results with the same keys and bit-identical arrays."""
+    return (a.losses.keys() == b.losses.keys() and all(np.array_equal(a.losses[k], b.losses[k]) for k in a.losses)
+            and all(np.array_equal(a.optimum[k], b.optimum[k]) for k in a.optimum))
 
 
-def test_serial_and_parallel_give_identical_results():
-    serial = run_experiment(TINY)
+def test_serial_and_parallel_give_identical_results(tiny):
     parallel = run_experiment(ExperimentConfig(**{**TINY.__dict__, "workers": 2}))
-    assert _same(serial, parallel)
-    assert not _same(serial, run_experiment(ExperimentConfig(**{**TINY.__dict__, "seeds": (0, 2)})))
-    schemes = {r["scheme"] for r in serial}
-    assert {"nope", "rope", "rope+pi", "rope+ntk", "rope+yarn", "alibi", "rope (shuffled positions)"} <= schemes
+    assert _same(tiny, parallel)
+    assert not _same(tiny, run_experiment(ExperimentConfig(**{**TINY.__dict__, "seeds": (0, 2)})))
+    assert {"nope", "rope", "rope+pi", "rope+ntk", "rope+yarn-released", "rope+yarn-paper", "alibi",
+            "rope (shuffled positions)"} <= set(tiny.names)
 
 
-def test_rows_and_summary_are_consistent():
-    rows = run_experiment(TINY)
-    summary = summarize(rows)
-    for s in summary:
-        sel = [r["loss_all"] for r in rows if r["scheme"] == s["scheme"] and r["eval_len"] == s["eval_len"]]
-        assert s["n_seeds"] == len(sel) and s["loss_all_mean"] == pytest.approx(np.mean(sel))
-    at_1x = [r for r in rows if r["multiple"] == 1]
-    assert all(np.isnan(r["loss_beyond"]) for r in at_1x)
-    # at 1x every RoPE variant is the unmodified model
-    base = {r["seed"]: r["loss_all"] for r in at_1x if r["scheme"] == "rope"}
-    for r in at_1x:
-        if r["scheme"].startswith("rope+"):
-            assert r["loss_all"] == base[r["seed"]]
+def test_every_length_scores_the_same_tokens_and_the_optimum_is_theirs(tiny):
+    seq = evaluation_sample(TINY)
+    assert seq.shape == (24, 8 * 4 + 1)
+    floor = optimal_nll(make_chain(8, concentration=0.1, seed=0), seq)
+    L = TINY.train_len
+    for k in TINY.eval_multiples:  # within: the first L targets of every sequence, at every length
+        np.testing.assert_array_equal(tiny.optimum[(k, "within")], floor[:, :L].mean(axis=1))
+    np.testing.assert_array_equal(tiny.optimum[(4, "beyond")], floor[:6, L:].mean(axis=1))
+    np.testing.assert_array_equal(tiny.optimum[(2, "beyond")], floor[:6, L : 2 * L].mean(axis=1))
+    # a fresh evaluation seed draws other tokens
+    assert not np.array_equal(seq, evaluation_sample(ExperimentConfig(**{**TINY.__dict__, "eval_seed": 1})))
+
+
+def test_within_is_the_first_targets_of_the_long_read_and_unchanged_without_scaling():
+    from posenc.experiment import _nll
+
+    seq = evaluation_sample(TINY)
+    # causal: a plain model's loss on the first L targets is the same when it reads 4L symbols
+    for scheme in ("nope", "alibi", "rope"):
+        p, _, _ = train(TINY, scheme, 0)
+        within = evaluate(TINY, scheme, 0, p, seq)[(scheme, 4, "within")]
+        full = _nll(p, seq[:6], TINY.model_config(scheme))
+        np.testing.assert_allclose(within[:6], full[:, :8].mean(axis=1), rtol=1e-12)
+    params, _, _ = train(TINY, "rope", 0)
+    out = evaluate(TINY, "rope", 0, params, seq)
+    # ... a RoPE variant's does (its frequencies depend on s), and at s = 1 it is plain RoPE
+    np.testing.assert_array_equal(out[("rope+pi", 1, "within")], out[("rope", 1, "within")])
+    assert not np.allclose(out[("rope+pi", 4, "within")], out[("rope", 4, "within")])
+    # the within loss of a variant at 4x equals the loss on the first L targets of the long read
+    from posenc.experiment import _nll, _variant_frequencies
+
+    mc = TINY.model_config("rope")
+    inv_freq, factor = _variant_frequencies("rope+pi", mc, 4.0, 8)
+    full = _nll(params, seq[:6], mc, inv_freq=inv_freq, attention_factor=factor)
+    np.testing.assert_allclose(out[("rope+pi", 4, "within")][:6], full[:, :8].mean(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(out[("rope+pi", 4, "beyond")], full[:, 8:].mean(axis=1), rtol=1e-12)
+
+
+def test_heldout_curve_is_the_loss_of_the_model_at_each_checkpoint():
+    from dataclasses import replace
+
+    from posenc.experiment import _nll, heldout_sample, heldout_steps
+
+    config = replace(TINY, heldout_every=4, steps=10)
+    assert heldout_steps(config).tolist() == [4, 8, 10]
+    params, losses, heldout = train(config, "alibi", 0)
+    assert heldout.shape == (3,) and losses.shape == (10,)
+    seq, opt = heldout_sample(config)
+    assert heldout[-1] == pytest.approx(_nll(params, seq, config.model_config("alibi")).mean() - opt, rel=1e-12)
+    assert heldout[0] != heldout[1] != heldout[2]  # the model changes between checkpoints
+    results = run_experiment(config)
+    assert results.heldout["alibi"].shape == (2, 3)
+    np.testing.assert_array_equal(results.heldout["alibi"][0], heldout)
+
+
+def test_summary_is_keyed_by_scheme_and_length_and_its_intervals_cover_the_mean(tiny):
+    summary = summarize(tiny, n_boot=200)
+    assert set(summary) == {(n, 8 * k) for n, k, _ in tiny.losses}
+    e = summary[("rope", 32)]
+    seeds = tiny.losses[("rope", 4, "beyond")].mean(axis=1) - tiny.optimum[(4, "beyond")].mean()
+    assert e["excess_beyond"] == pytest.approx(seeds.mean(), rel=1e-12)
+    assert e["excess_beyond_seeds"] == pytest.approx(tuple(seeds), rel=1e-12)
+    for entry in summary.values():
+        for region in ("within", "beyond"):
+            if f"excess_{region}" in entry:
+                assert entry[f"excess_{region}_lo"] <= entry[f"excess_{region}"] <= entry[f"excess_{region}_hi"]
+                assert entry[f"excess_{region}_lo"] < entry[f"excess_{region}_hi"]
+    assert "beyond" not in " ".join(k for k in summary[("rope", 8)])  # no 'beyond' at 1x
+    table = format_table(summary, ["nope", "rope"], "beyond").splitlines()
+    assert len(table) == 4 and table[0].split()[-2:] == ["@16", "@32"] and table[-1].startswith("optimum")
+
+
+def test_bootstrap_interval_widens_with_fewer_sequences_and_covers_seed_spread(tiny):
+    from posenc.experiment import _interval
+
+    rng = np.random.default_rng(0)
+    values = rng.normal(0.5, 1.0, (3, 400))
+    mean, lo, hi = _interval(values, 2000, 0, 0.95)
+    # three seeds from one law: the sequence resampling gives variance 1/1200, and resampling the
+    # seeds adds (2/3) of the variance of a seed's mean, 1/400, over 3 (the two-stage bootstrap counts
+    # the token noise twice: it is conservative)
+    assert hi - lo == pytest.approx(2 * 1.96 * np.sqrt(1 / 1200 + (2 / 3) / 1200), rel=0.15)
+    _, lo_few, hi_few = _interval(values[:, :40], 2000, 0, 0.95)
+    assert hi_few - lo_few > 2.5 * (hi - lo)
+    # seeds that disagree widen the interval beyond the token noise
+    shifted = values + np.array([[-0.3], [0.0], [0.3]])
+    _, lo_s, hi_s = _interval(shifted, 2000, 0, 0.95)
+    assert hi_s - lo_s > 3 * (hi - lo)
+
+
+def test_difference_is_paired_and_claims_need_the_whole_interval(tiny):
+    d = difference(tiny, "rope+pi", "rope", 32, "beyond", n_boot=300)
+    direct = (tiny.losses[("rope+pi", 4, "beyond")] - tiny.losses[("rope", 4, "beyond")]).mean()
+    assert d[0] == pytest.approx(direct, rel=1e-12) and d[1] <= d[0] <= d[2]
+    (_, (mean, lo, hi), holds), = check_claims(tiny, [Claim("rope", "unigram", 8, "within")], n_boot=300)
+    assert holds == (hi < 0)
+    # a claim and its reverse cannot both hold
+    both = check_claims(tiny, [Claim("nope", "alibi", 32, "beyond"), Claim("alibi", "nope", 32, "beyond")],
+                        n_boot=300)
+    assert not (both[0][2] and both[1][2])
+    with pytest.raises(ValueError, match="^eval_len: "):
+        difference(tiny, "rope", "nope", 12, "beyond")
+    with pytest.raises(ValueError, match="^b: "):
+        difference(tiny, "rope", "xpos", 16, "beyond")
+    with pytest.raises(ValueError, match="^a: "):
+        difference(tiny, 1.0, 2.0, 16, "beyond")
+    # against the optimum on the same tokens: the excess of summarize, and 'below' moves the bar
+    excess = difference(tiny, "rope", "optimum", 32, "beyond", n_boot=300)
+    assert excess[0] == pytest.approx(summarize(tiny, n_boot=300)[("rope", 32)]["excess_beyond"], rel=1e-12)
+    (_, got, holds_above), (_, _, holds_below) = check_claims(
+        tiny, [Claim("rope", "optimum", 32, "beyond", below=excess[2] + 1e-9),
+               Claim("rope", "optimum", 32, "beyond", below=excess[2] - 1e-9)], n_boot=300)
+    assert got == pytest.approx(excess) and holds_above and not holds_below
+    with pytest.raises(ValueError, match="^region: "):
+        difference(tiny, "rope", "nope", 16, "after")
+    with pytest.raises(TypeError, match="^results: "):
+        summarize([])
 
 
 def test_command_line_writes_the_table_and_the_figure(tmp_path, capsys):
     out = tmp_path / "res"
     code = main(["--out", str(out), "--schemes", "nope,alibi", "--seeds", "1", "--train-len", "8",
-                 "--multiples", "1,2", "--eval-tokens", "32", "--steps", "3", "--workers", "1"])
+                 "--multiples", "1,2", "--eval-sequences", "8", "--long-sequences", "4", "--steps", "3",
+                 "--workers", "1"])
     assert code == 0
-    assert {"results.csv", "summary.csv", "loss_vs_length.png"} <= set(os.listdir(out))
+    assert {"config.json", "results.csv", "summary.csv", "heldout.csv", "loss_vs_length.png"} <= set(os.listdir(out))
+    from posenc.experiment import read_run
+
+    config, summary = read_run(out)
+    assert config.schemes == ("nope", "alibi") and config.steps == 3 and config.train_len == 8
+    assert summary[("alibi", 16)]["excess_beyond"] == pytest.approx(
+        summary[("alibi", 16)]["loss_beyond"] - summary[("alibi", 16)]["optimum_beyond"], abs=1e-12)
+    assert len(summary[("alibi", 8)]["excess_within_seeds"]) == 1
     with open(out / "results.csv") as fh:
         rows = list(csv.DictReader(fh))
     assert {r["scheme"] for r in rows} >= {"nope", "alibi"}
@@ -75,7 +205,10 @@ def test_command_line_writes_the_table_and_the_figure(tmp_path, capsys):
         ({"eval_multiples": (1, -2)}, ValueError, "eval_multiples"),
         ({"eval_multiples": (1, 4, 2)}, ValueError, "eval_multiples"),
         ({"eval_multiples": (1, 2.0)}, TypeError, "eval_multiples"),
-        ({"eval_tokens": 0}, ValueError, "eval_tokens"),
+        ({"eval_sequences": 0}, ValueError, "eval_sequences"),
+        ({"long_sequences": 0}, ValueError, "long_sequences"),
+        ({"eval_sequences": 8, "long_sequences": 9}, ValueError, "long_sequences"),
+        ({"eval_seed": -1}, ValueError, "eval_seed"),
         ({"steps": 0}, ValueError, "steps"),
         ({"batch": 0}, ValueError, "batch"),
         ({"lr": float("nan")}, ValueError, "lr"),
@@ -93,11 +226,29 @@ def test_command_line_writes_the_table_and_the_figure(tmp_path, capsys):
         ({"rope_base": 1.0}, ValueError, "rope_base"),
         ({"rope_base": float("nan")}, ValueError, "rope_base"),
         ({"workers": 0}, ValueError, "workers"),
+        ({"heldout_every": 0}, ValueError, "heldout_every"),
     ],
 )
 def test_bad_configuration_is_rejected(kwargs, exc, name):
     with pytest.raises(exc, match=rf"^{name}: "):
         ExperimentConfig(**kwargs)
+
+
+def test_command_line_book_starts_from_the_chapter_configuration(tmp_path, monkeypatch):
+    import posenc.experiment as experiment
+
+    seen = {}
+
+    def fake_run(config, progress=None):  # record the configuration, train nothing
+        seen["config"] = config
+        raise SystemExit(0)
+
+    monkeypatch.setattr(experiment, "run_experiment", fake_run)
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path / "r"), "--book", "--steps", "40", "--workers", "1"])
+    from dataclasses import replace
+
+    assert seen["config"] == replace(ExperimentConfig.book(), steps=40, workers=1)
 
 
 def test_lists_are_accepted_as_tuples():
@@ -131,7 +282,8 @@ def _cli(tmp_path, *args):
         (["--seeds", "x"], "--seeds"),
         (["--train-len", "2"], "--train-len"),
         (["--train-len", "3.5"], "--train-len"),
-        (["--eval-tokens", "-5"], "--eval-tokens"),
+        (["--eval-sequences", "-5"], "--eval-sequences"),
+        (["--eval-sequences", "4", "--long-sequences", "5"], "--long-sequences"),
         (["--steps", "0"], "--steps"),
         (["--workers", "0"], "--workers"),
         (["--bogus"], "--bogus"),
@@ -173,12 +325,12 @@ def test_command_line_without_matplotlib_skips_the_figure(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(blocker.parent)}
     proc = subprocess.run(
         [sys.executable, "-m", "posenc.experiment", "--out", str(out), "--schemes", "nope", "--seeds", "1",
-         "--train-len", "8", "--multiples", "1,2", "--eval-tokens", "32", "--steps", "2", "--workers", "1"],
+         "--train-len", "8", "--multiples", "1,2", "--eval-sequences", "4", "--steps", "2", "--workers", "1"],
         capture_output=True, text=True, env=env, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert "matplotlib is not installed" in proc.stderr
-    assert sorted(os.listdir(out)) == ["results.csv", "summary.csv"]
+    assert sorted(os.listdir(out)) == ["config.json", "heldout.csv", "results.csv", "summary.csv"]
 
 
 def test_command_line_help_shows_every_default():
@@ -190,7 +342,8 @@ def test_command_line_help_shows_every_default():
     import re
 
     entries = re.split(r"\n  (?=-)", text.split("options:", 1)[1])  # one entry per option
-    for option in ("--schemes", "--seeds", "--train-len", "--multiples", "--eval-tokens", "--steps", "--workers"):
+    for option in ("--book", "--schemes", "--seeds", "--train-len", "--multiples", "--eval-sequences",
+                   "--long-sequences", "--steps", "--workers"):
         (entry,) = [e for e in entries if e.startswith(option + " ")]
         assert "(default:" in " ".join(entry.split()), option
     assert "matplotlib" in text
@@ -211,15 +364,17 @@ def test_command_line_help_runs_cleanly():
     assert out.stderr == ""  # no RuntimeWarning about a module imported before it ran
 
 
-def test_loss_within_the_trained_window():
-    rows = run_experiment(TINY)
-    for r in rows:
-        if r["multiple"] == 1:
-            assert r["loss_within"] == pytest.approx(r["loss_all"], rel=1e-12)
-        else:  # the whole-sequence loss is a weighted mean of the two parts
-            lo, hi = sorted((r["loss_within"], r["loss_beyond"]))
-            assert lo - 1e-12 <= r["loss_all"] <= hi + 1e-12
-    summary = summarize(rows)
-    s = summary[0]
-    sel = [r["loss_within"] for r in rows if r["scheme"] == s["scheme"] and r["eval_len"] == s["eval_len"]]
-    assert s["loss_within_mean"] == pytest.approx(np.mean(sel))
+@pytest.fixture(scope="module")
+def book_results():
+    """The chapter's experiment, trained once (about as long as chapter 6 takes to run)."""
+    return run_experiment(ExperimentConfig.book())
+
+
+@pytest.mark.parametrize("eval_seed", [1, 2])
+def test_every_claim_of_the_chapter_holds_on_fresh_evaluation_tokens(book_results, eval_seed):
+    """Chapter 6 asserts book_claims() on evaluation sample 0; the same trained models, scored on
+    fresh tokens, must give every claim again with its whole interval on the claimed side."""
+    fresh = reevaluate(book_results, eval_seed)
+    assert not np.array_equal(fresh.optimum[(8, "beyond")], book_results.optimum[(8, "beyond")])
+    failed = [(str(c), np.round(iv, 3)) for c, iv, holds in check_claims(fresh, book_claims()) if not holds]
+    assert failed == []
