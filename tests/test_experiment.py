@@ -164,6 +164,16 @@ def test_difference_is_paired_and_claims_need_the_whole_interval(tiny):
         difference(tiny, "rope", "nope", 16, "after")
     with pytest.raises(TypeError, match="^results: "):
         summarize([])
+    with pytest.raises(ValueError, match="^names: "):
+        format_table(summarize(tiny, n_boot=20), ["xpos"], "within")
+    with pytest.raises(TypeError, match="^summary: "):
+        format_table([], ["rope"], "within")
+    with pytest.raises(ValueError, match="^scheme: "):
+        evaluate(TINY, "learned", 0, {})
+    with pytest.raises(ValueError, match="^sample: "):
+        evaluate(TINY, "rope", 0, {}, np.zeros((2, 5), dtype=int))
+    with pytest.raises(TypeError, match="^config: "):
+        evaluation_sample({})
 
 
 def test_command_line_writes_the_table_and_the_figure(tmp_path, capsys):
