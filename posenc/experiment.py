@@ -343,8 +343,12 @@ def evaluation_sample(config: ExperimentConfig) -> np.ndarray:
     return sample_sequences(chain, config.eval_sequences, length, rng)
 
 
-def _per_sequence(nll: np.ndarray, start: int) -> np.ndarray:
-    return nll[:, start:].mean(axis=1)
+def _per_sequence(params, seq, mc, start: int, **kwargs) -> np.ndarray:
+    """Mean loss of each sequence over its targets from ``start`` on, computed in chunks of
+    about 2048 tokens (so that the (batch, heads, T, T) scores stay small)."""
+    step = max(1, 2048 // (seq.shape[1] - 1))
+    return np.concatenate([_nll(params, seq[i : i + step], mc, **kwargs)[:, start:].mean(axis=1)
+                           for i in range(0, len(seq), step)])
 
 
 def evaluate(config: ExperimentConfig, scheme: str, seed: int, params, sample=None) -> dict:
@@ -381,7 +385,7 @@ def evaluate(config: ExperimentConfig, scheme: str, seed: int, params, sample=No
     L = config.train_len
     out = {}
     short = seq[:, : L + 1]
-    base = _per_sequence(_nll(params, short, mc), 0)
+    base = _per_sequence(params, short, mc, 0)
     variants = list(ROPE_VARIANTS) if scheme == "rope" else []
     for k in config.eval_multiples:
         # Within the trained window: a causal model scores the first L targets from the first
@@ -391,24 +395,20 @@ def evaluate(config: ExperimentConfig, scheme: str, seed: int, params, sample=No
             inv_freq, factor = _variant_frequencies(v, mc, float(k), L)
             out[(v, k, "within")] = (
                 base if inv_freq is None else
-                _per_sequence(_nll(params, short, mc, inv_freq=inv_freq, attention_factor=factor), 0)
+                _per_sequence(params, short, mc, 0, inv_freq=inv_freq, attention_factor=factor)
             )
         if k == 1:
             continue
         long = seq[: config.long_sequences, : L * k + 1]
         for name in [scheme] + variants:
             inv_freq, factor = (None, 1.0) if name == scheme else _variant_frequencies(name, mc, float(k), L)
-            # in chunks of sequences, so that the (batch, heads, T, T) scores stay small
-            parts = [
-                _per_sequence(_nll(params, long[i : i + 8], mc, inv_freq=inv_freq, attention_factor=factor), L)
-                for i in range(0, len(long), 8)
-            ]
-            out[(name, k, "beyond")] = np.concatenate(parts)
+            out[(name, k, "beyond")] = _per_sequence(params, long, mc, L, inv_freq=inv_freq,
+                                                     attention_factor=factor)
     if scheme in ("rope", "sinusoidal", "learned", "alibi"):
         # control: the same model with the positions of each evaluation shuffled
         perm = np.random.default_rng([seed, 11]).permutation(L)
         out[(f"{scheme} (shuffled positions)", 1, "within")] = _per_sequence(
-            _nll(params, short, mc, positions=perm.astype(np.float64)), 0
+            params, short, mc, 0, positions=perm.astype(np.float64)
         )
     return out
 
