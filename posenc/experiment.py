@@ -323,11 +323,11 @@ def _variant_frequencies(variant: str, mc: ModelConfig, factor: float, train_len
     if factor == 1.0:
         return None, 1.0
     if variant == "rope+pi":
-        return linear_scaling(mc.head_dim, factor, base=mc.rope_base)
+        return linear_scaling(mc.head_dim, factor=factor, base=mc.rope_base)
     if variant == "rope+ntk":
-        return ntk_scaling(mc.head_dim, factor, base=mc.rope_base)
+        return ntk_scaling(mc.head_dim, factor=factor, base=mc.rope_base)
     ramp = "paper" if variant == "rope+yarn-paper" else "released"
-    return yarn_scaling(mc.head_dim, factor, train_len, base=mc.rope_base, ramp=ramp)
+    return yarn_scaling(mc.head_dim, factor=factor, original_max_position=train_len, base=mc.rope_base, ramp=ramp)
 
 
 def evaluation_sample(config: ExperimentConfig) -> np.ndarray:
