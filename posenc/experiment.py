@@ -27,7 +27,7 @@ import numpy as np
 from ._checks import _show, check_choice, check_float, check_int
 from .markov import make_chain, optimal_nll, sample_sequences
 from .model import SCHEMES, ModelConfig, forward, init_params, loss_and_grads
-from .scaling import linear_scaling, ntk_scaling, yarn_scaling
+from .scaling import rope_scaling
 
 __all__ = ["ExperimentConfig", "train", "evaluate", "run_experiment", "summarize", "plot_results", "main"]
 
@@ -181,17 +181,20 @@ def _nll(params, seq, mc, **kwargs):
     return -np.take_along_axis(logp, seq[:, 1:, None], axis=-1)[..., 0]
 
 
+# The rope_type of posenc.scaling.rope_scaling behind each variant (rope+yarn-freq drops
+# YaRN's attention factor).
+_VARIANT_ROPE_TYPES = {"rope+pi": "linear", "rope+ntk": "ntk", "rope+yarn": "yarn", "rope+yarn-freq": "yarn"}
+
+
 def _variant_frequencies(variant: str, mc: ModelConfig, factor: float, train_len: int):
     if factor == 1.0:
         return None, 1.0
-    if variant == "rope+pi":
-        return linear_scaling(mc.head_dim, factor, base=mc.rope_base)
-    if variant == "rope+ntk":
-        return ntk_scaling(mc.head_dim, factor, base=mc.rope_base)
-    inv_freq, attention_factor = yarn_scaling(mc.head_dim, factor, train_len, base=mc.rope_base)
-    if variant == "rope+yarn-freq":
-        return inv_freq, 1.0
-    return inv_freq, attention_factor
+    rope_type = _VARIANT_ROPE_TYPES[variant]
+    params = {"factor": factor, "base": mc.rope_base}
+    if rope_type == "yarn":
+        params["original_max_position"] = train_len  # YaRN's ramp is set by the training length
+    inv_freq, attention_factor = rope_scaling(mc.head_dim, rope_type=rope_type, **params)
+    return inv_freq, 1.0 if variant == "rope+yarn-freq" else attention_factor
 
 
 def evaluate(config: ExperimentConfig, scheme: str, seed: int, params) -> list:
