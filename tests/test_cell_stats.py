@@ -68,11 +68,23 @@ def test_constant_prints_are_bare_booleans_only():
     assert cell_stats.constant_prints(outputs) == ["equal: True", "False"]
 
 
+def test_fixed_prints_are_prints_of_literals_only():
+    source = (
+        'print("the check passed")\n'
+        'print(f"a claim", "in two parts")\n'
+        'print(f"value {x:.3f}")\n'
+        'print("x =", x)\n'
+        'print()\n'
+        'log("not a print")\n'
+    )
+    assert cell_stats.fixed_prints(source) == 2
+
+
 def test_stats_counts_shown_cells_only():
     cells = [
         ("import numpy as np\n", []),
         ("a = 1\nb = 2\n\nprint(a + b)\n", []),
-        ("assert a == 1\n", ["remove-cell"]),
+        ("assert a == 1\nprint('hidden: not counted')\n", ["remove-cell"]),
         ("plt.plot([a])\nassert b\n", ["hide-input"]),
     ]
     outputs = [[], [{"output_type": "stream", "name": "stdout", "text": "3\n"}], [], []]
@@ -80,7 +92,7 @@ def test_stats_counts_shown_cells_only():
     assert s["shown"] == 2 and s["median"] == 2          # 1 and 3 non-blank lines
     assert s["lines"] == 4 and s["kinds"] == {"glue": 0, "assert": 0, "print": 1}
     assert (s["asserts_shown"], s["asserts_all"]) == (0, 2)
-    assert s["constant"] == []
+    assert s["constant"] == [] and s["fixed"] == 0
     assert cell_stats.stats(cells)["constant"] is None     # no baseline: not counted
 
 

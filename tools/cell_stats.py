@@ -14,7 +14,9 @@ chapter and for the whole book:
 - ``asserts``: the asserts in shown cells, of all the chapter's asserts;
 - ``constant prints``: the output lines of shown cells, in the stored baseline
   (``tests/baselines/NN_name.ipynb``), that print ``True`` or ``False``: a check that can
-  only print one value while the chapter is correct, which belongs in an assert.
+  only print one value while the chapter is correct, which belongs in an assert;
+- ``fixed prints``: the ``print`` calls of shown cells whose arguments are all string
+  literals (a claim printed as text, whatever the code computed).
 
 Usage: ``python tools/cell_stats.py [chapter.md ...]`` (default: every chapter).
 """
@@ -119,6 +121,23 @@ def count_asserts(source: str) -> int:
     return count
 
 
+def _literal(node: ast.AST) -> bool:
+    """A string literal, or an f-string without a single replacement field."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return isinstance(node, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in node.values)
+
+
+def fixed_prints(source: str) -> int:
+    """``print(...)`` calls in ``source`` whose arguments are all string literals."""
+    return sum(
+        1
+        for node in ast.walk(_parse(source))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+        and node.args and all(_literal(a) for a in node.args)
+    )
+
+
 def nonblank(source: str) -> set[int]:
     return {i for i, line in enumerate(source.splitlines(), 1) if line.strip()}
 
@@ -156,7 +175,7 @@ def baseline_outputs(path: pathlib.Path, cells) -> list | None:
 def stats(cells, outputs=None) -> dict:
     """The figures of one chapter (or of several, their cells concatenated)."""
     lengths, lines, kinds = [], 0, dict.fromkeys(KINDS, 0)
-    asserts_shown = asserts_all = 0
+    asserts_shown = asserts_all = fixed = 0
     constant = [] if outputs is not None else None
     for index, (source, tags) in enumerate(cells):
         n_asserts = count_asserts(source)
@@ -164,6 +183,7 @@ def stats(cells, outputs=None) -> dict:
         if visibility(tags) != "shown":
             continue
         asserts_shown += n_asserts
+        fixed += fixed_prints(source)
         text = nonblank(source)
         lengths.append(len(text))
         lines += len(text)
@@ -179,6 +199,7 @@ def stats(cells, outputs=None) -> dict:
         "asserts_shown": asserts_shown,
         "asserts_all": asserts_all,
         "constant": constant,
+        "fixed": fixed,
     }
 
 
@@ -188,12 +209,12 @@ def row(name: str, s: dict) -> str:
     parts = "/".join(str(s["kinds"][k]) for k in KINDS)
     constant = "stale" if s["constant"] is None else str(len(s["constant"]))
     return (f"{name:<26} {s['shown']:>5} {s['median']:>6} {share:>5} {parts:>12} "
-            f"{s['asserts_shown']:>4}/{s['asserts_all']:<4} {constant:>8}")
+            f"{s['asserts_shown']:>4}/{s['asserts_all']:<4} {constant:>8} {s['fixed']:>5}")
 
 
 def main(argv: list[str]) -> int:
     paths = [pathlib.Path(a).resolve() for a in argv] or sorted(CHAPTERS.glob("[0-9][0-9]_*.md"))
-    print(f"{'chapter':<26} {'shown':>5} {'median':>6} {'bkp':>5} {'glue/ass/pr':>12} {'asserts':>9} {'constant':>8}")
+    print(f"{'chapter':<26} {'shown':>5} {'median':>6} {'bkp':>5} {'glue/ass/pr':>12} {'asserts':>9} {'constant':>8} {'fixed':>5}")
     everything, outputs_all, details = [], [], []
     for path in paths:
         cells = code_cells(path)
@@ -206,7 +227,8 @@ def main(argv: list[str]) -> int:
     print(row("all", stats(everything, outputs_all)))
     print("\nshown: code cells shown unfolded; median: their median non-blank lines; bkp: share of")
     print("those lines in glue/assert/print statements (the three counts follow); asserts: shown/all;")
-    print("constant: printed lines showing True or False (from the baselines; 'stale' if out of date).")
+    print("constant: printed lines showing True or False (from the baselines; 'stale' if out of date);")
+    print("fixed: print calls whose arguments are all string literals.")
     if details:
         print("\nprints of a constant:")
         print("\n".join(details))
