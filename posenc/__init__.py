@@ -9,7 +9,7 @@ per idea:
 - :mod:`posenc.rope`        rotary position embedding (RoFormer)
 - :mod:`posenc.alibi`       attention with linear biases
 - :mod:`posenc.relative`    T5's bucketed relative position bias
-- :mod:`posenc.scaling`     RoPE context extension (PI, NTK, dynamic NTK, YaRN, Llama 3)
+- :mod:`posenc.scaling`     RoPE context extension (PI, NTK, dynamic NTK, YaRN, Llama 3), by ``rope_type``
 - :mod:`posenc.interactive` interactive figures for the static book (states chosen in the browser)
 - :mod:`posenc.markov`      the experiment's task: an order-2 Markov chain with known optimal loss
 - :mod:`posenc.model`       a small attention language model with hand-derived gradients
@@ -44,18 +44,22 @@ from .rope import (
     rope_table,
 )
 from .scaling import (
+    ROPE_SCALING_FUNCTIONS,
+    RopeScaling,
+    default_scaling,
     dynamic_ntk_scaling,
     linear_scaling,
     llama3_scaling,
     ntk_scaling,
+    rope_scaling,
     yarn_attention_factor,
     yarn_correction_range,
     yarn_scaling,
 )
 from .sinusoidal import (
-    frequencies,
+    sinusoidal_frequencies,
     interleave_permutation,
-    shift_matrix,
+    sinusoidal_shift_matrix,
     sinusoidal_encoding,
     tensor2tensor_encoding,
     tensor2tensor_frequencies,
@@ -68,9 +72,9 @@ __all__ = [
     "scaled_dot_product_attention",
     "causal_mask",
     "relative_positions",
-    "frequencies",
+    "sinusoidal_frequencies",
     "sinusoidal_encoding",
-    "shift_matrix",
+    "sinusoidal_shift_matrix",
     "interleave_permutation",
     "tensor2tensor_frequencies",
     "tensor2tensor_encoding",
@@ -88,6 +92,10 @@ __all__ = [
     "alibi_bias_bloom",
     "t5_relative_position_bucket",
     "t5_relative_bias",
+    "RopeScaling",
+    "ROPE_SCALING_FUNCTIONS",
+    "rope_scaling",
+    "default_scaling",
     "linear_scaling",
     "ntk_scaling",
     "dynamic_ntk_scaling",

@@ -38,7 +38,7 @@ import numpy as np
 from ._checks import _show, as_int_array, check_choice, check_float, check_int
 from .markov import make_chain, optimal_nll, sample_sequences
 from .model import SCHEMES, ModelConfig, forward, init_params, loss_and_grads
-from .scaling import linear_scaling, ntk_scaling, yarn_scaling
+from .scaling import rope_scaling
 
 __all__ = [
     "ExperimentConfig",
@@ -319,15 +319,21 @@ def _nll(params, seq, mc, **kwargs):
     return -np.take_along_axis(logp, seq[:, 1:, None], axis=-1)[..., 0]
 
 
+# The rope_type of posenc.scaling.rope_scaling behind each variant (the two YaRN variants
+# differ in the ramp).
+_VARIANT_ROPE_TYPES = {"rope+pi": "linear", "rope+ntk": "ntk", "rope+yarn-released": "yarn",
+                       "rope+yarn-paper": "yarn"}
+
+
 def _variant_frequencies(variant: str, mc: ModelConfig, factor: float, train_len: int):
     if factor == 1.0:
         return None, 1.0
-    if variant == "rope+pi":
-        return linear_scaling(mc.head_dim, factor=factor, base=mc.rope_base)
-    if variant == "rope+ntk":
-        return ntk_scaling(mc.head_dim, factor=factor, base=mc.rope_base)
-    ramp = "paper" if variant == "rope+yarn-paper" else "released"
-    return yarn_scaling(mc.head_dim, factor=factor, original_max_position=train_len, base=mc.rope_base, ramp=ramp)
+    rope_type = _VARIANT_ROPE_TYPES[variant]
+    params = {"factor": factor, "base": mc.rope_base}
+    if rope_type == "yarn":
+        params["original_max_position"] = train_len  # YaRN's ramp is set by the training length
+        params["ramp"] = "paper" if variant == "rope+yarn-paper" else "released"
+    return rope_scaling(mc.head_dim, rope_type=rope_type, **params)
 
 
 def evaluation_sample(config: ExperimentConfig) -> np.ndarray:

@@ -1,13 +1,25 @@
 r"""RoPE context extension: new frequencies (and a temperature) for longer contexts.
 
-Every function returns ``(inv_freq, attention_factor)``: float64 frequencies of
-shape ``(head_dim // 2,)`` and a float (1.0 where the method has none), ready for
-``apply_rope(x, positions, inv_freq=inv_freq, attention_factor=attention_factor)``.
+One vocabulary for every method: the head width is the only positional argument, every
+other one is keyword-only and named after Hugging Face's ``rope_scaling`` config keys
+(``factor``, ``original_max_position`` for ``original_max_position_embeddings``,
+``base`` for ``rope_theta``, ``beta_fast``, ``beta_slow``, ``truncate``,
+``low_freq_factor``, ``high_freq_factor``), and every method returns a
+:class:`RopeScaling`: float64 frequencies ``inv_freq`` of shape ``(head_dim // 2,)`` and
+a float ``attention_factor`` (1.0 where the method has none). It unpacks as a pair,
+ready for ``apply_rope(x, positions, inv_freq=inv_freq, attention_factor=attention_factor)``::
+
+    inv_freq, attention_factor = yarn_scaling(128, factor=8.0, original_max_position=4096)
+
+The methods are registered in :data:`ROPE_SCALING_FUNCTIONS` under Hugging Face's
+``rope_type`` names (``default``, ``linear``, ``dynamic``, ``yarn``, ``llama3``) plus
+``ntk`` for static NTK-aware scaling, which is not a Hugging Face ``rope_type``;
+:func:`rope_scaling` dispatches through it.
 
 The formulas follow Hugging Face ``transformers``' ``modeling_rope_utils``
-(``ROPE_INIT_FUNCTIONS``: ``linear``, ``dynamic``, ``yarn``, ``llama3``), which is
-what the released checkpoints are run with, computed here in float64.  With
-``factor = 1`` every method returns the default frequencies (tested).
+(``ROPE_INIT_FUNCTIONS``), which is what the released checkpoints are run with,
+computed here in float64.  With ``factor = 1`` every method returns the default
+frequencies (tested).
 
 What this module leaves out of Hugging Face's options: YaRN's explicit
 ``attention_factor``, ``mscale`` and ``mscale_all_dim`` (DeepSeek's variant); the
@@ -20,7 +32,10 @@ stateless here (see :func:`dynamic_ntk_scaling`).
 
 from __future__ import annotations
 
+import inspect
 import math
+import types
+from typing import NamedTuple
 
 import numpy as np
 
@@ -28,6 +43,10 @@ from ._checks import check_bool, check_choice, check_float, check_int
 from .rope import rope_frequencies
 
 __all__ = [
+    "RopeScaling",
+    "ROPE_SCALING_FUNCTIONS",
+    "rope_scaling",
+    "default_scaling",
     "linear_scaling",
     "ntk_scaling",
     "dynamic_ntk_scaling",
@@ -38,11 +57,59 @@ __all__ = [
 ]
 
 
+class RopeScaling(NamedTuple):
+    r"""New RoPE frequencies and the attention factor that goes with them.
+
+    Returned by every method of :mod:`posenc.scaling`. A named pair: it unpacks as
+    ``inv_freq, attention_factor = ...`` and its fields are read by name
+    (``yarn_scaling(...).inv_freq``), as Hugging Face's ``ROPE_INIT_FUNCTIONS`` return
+    ``(inv_freq, attention_factor)``.
+
+    Parameters
+    ----------
+    inv_freq : numpy.ndarray of float64, shape (head_dim // 2,)
+        The frequencies :math:`\theta_i'`, for ``apply_rope(..., inv_freq=...)``.
+    attention_factor : float
+        The factor that multiplies the cos/sin table (YaRN's temperature), for
+        ``apply_rope(..., attention_factor=...)``; 1.0 for methods without one.
+    """
+
+    inv_freq: np.ndarray
+    attention_factor: float
+
+
+RopeScaling.inv_freq.__doc__ = "The frequencies, float64 of shape (head_dim // 2,)."
+RopeScaling.attention_factor.__doc__ = "The attention factor (1.0 for methods without one)."
+
+
 def _factor(factor) -> float:
     return check_float("factor", factor, positive=True)
 
 
-def linear_scaling(head_dim: int, factor: float, *, base: float = 10000.0):
+def default_scaling(head_dim: int, *, base: float = 10000.0) -> RopeScaling:
+    r"""No extension: RoPE's own frequencies, as Hugging Face's ``default`` rope type.
+
+    .. math:: \theta_i = b^{-2i/d}
+
+    Parameters
+    ----------
+    head_dim : int
+        Positive even head width.
+    base : float, default 10000.0
+
+    Returns
+    -------
+    RopeScaling
+        ``inv_freq`` equal to :func:`posenc.rope.rope_frequencies`, ``attention_factor`` 1.0.
+
+    References
+    ----------
+    Hugging Face ``_compute_default_rope_parameters``.
+    """
+    return RopeScaling(rope_frequencies(head_dim, base), 1.0)
+
+
+def linear_scaling(head_dim: int, *, factor: float, base: float = 10000.0) -> RopeScaling:
     r"""Position interpolation: divide every frequency by the factor ``s``.
 
     Position ``m`` is rotated as position ``m / s`` was in training, so a context of
@@ -60,9 +127,8 @@ def linear_scaling(head_dim: int, factor: float, *, base: float = 10000.0):
 
     Returns
     -------
-    inv_freq : numpy.ndarray of float64, shape (head_dim // 2,)
-    attention_factor : float
-        Always 1.0.
+    RopeScaling
+        ``inv_freq`` (float64, shape ``(head_dim // 2,)``) and ``attention_factor``, always 1.0.
 
     References
     ----------
@@ -70,10 +136,10 @@ def linear_scaling(head_dim: int, factor: float, *, base: float = 10000.0):
     Positional Interpolation"; Hugging Face ``_compute_linear_scaling_rope_parameters``.
     """
     factor = _factor(factor)
-    return rope_frequencies(head_dim, base) / factor, 1.0
+    return RopeScaling(rope_frequencies(head_dim, base) / factor, 1.0)
 
 
-def ntk_scaling(head_dim: int, factor: float, *, base: float = 10000.0):
+def ntk_scaling(head_dim: int, *, factor: float, base: float = 10000.0) -> RopeScaling:
     r"""NTK-aware scaling: keep the frequencies' shape, enlarge the base.
 
     .. math:: b' = b\, s^{d/(d-2)}, \qquad \theta_i' = b'^{-2i/d}
@@ -92,9 +158,8 @@ def ntk_scaling(head_dim: int, factor: float, *, base: float = 10000.0):
 
     Returns
     -------
-    inv_freq : numpy.ndarray of float64, shape (head_dim // 2,)
-    attention_factor : float
-        Always 1.0.
+    RopeScaling
+        ``inv_freq`` (float64, shape ``(head_dim // 2,)``) and ``attention_factor``, always 1.0.
 
     References
     ----------
@@ -105,12 +170,12 @@ def ntk_scaling(head_dim: int, factor: float, *, base: float = 10000.0):
     factor = _factor(factor)
     base = check_float("base", base, greater_than=1.0)
     new_base = base * factor ** (head_dim / (head_dim - 2))
-    return rope_frequencies(head_dim, new_base), 1.0
+    return RopeScaling(rope_frequencies(head_dim, new_base), 1.0)
 
 
 def dynamic_ntk_scaling(
-    head_dim: int, factor: float, seq_len: int, original_max_position: int, *, base: float = 10000.0
-):
+    head_dim: int, *, factor: float, seq_len: int, original_max_position: int, base: float = 10000.0
+) -> RopeScaling:
     r"""Dynamic NTK scaling, as Hugging Face's ``dynamic`` rope type.
 
     The base grows with the current sequence length ``L`` (never below the
@@ -144,9 +209,8 @@ def dynamic_ntk_scaling(
 
     Returns
     -------
-    inv_freq : numpy.ndarray of float64, shape (head_dim // 2,)
-    attention_factor : float
-        Always 1.0.
+    RopeScaling
+        ``inv_freq`` (float64, shape ``(head_dim // 2,)``) and ``attention_factor``, always 1.0.
 
     References
     ----------
@@ -162,10 +226,10 @@ def dynamic_ntk_scaling(
     new_base = base * ((factor * length / original_max_position) - (factor - 1)) ** (
         head_dim / (head_dim - 2)
     )
-    return rope_frequencies(head_dim, new_base), 1.0
+    return RopeScaling(rope_frequencies(head_dim, new_base), 1.0)
 
 
-def yarn_attention_factor(factor: float) -> float:
+def yarn_attention_factor(*, factor: float) -> float:
     r"""YaRN's temperature :math:`\sqrt{1/t} = 0.1 \ln s + 1` (1.0 for :math:`s \le 1`).
 
     Parameters
@@ -190,8 +254,8 @@ def yarn_attention_factor(factor: float) -> float:
 
 def yarn_correction_range(
     head_dim: int,
-    original_max_position: int,
     *,
+    original_max_position: int,
     base: float = 10000.0,
     beta_fast: float = 32.0,
     beta_slow: float = 1.0,
@@ -254,15 +318,15 @@ def yarn_correction_range(
 
 def yarn_scaling(
     head_dim: int,
+    *,
     factor: float,
     original_max_position: int,
-    *,
     base: float = 10000.0,
     beta_fast: float = 32.0,
     beta_slow: float = 1.0,
     truncate: bool = True,
     ramp: str = "released",
-):
+) -> RopeScaling:
     r"""YaRN ("NTK-by-parts" frequencies plus an attention temperature).
 
     With the ramp :math:`\gamma_i = \operatorname{clip}\bigl((i - \text{low})/(\text{high} - \text{low}), 0, 1\bigr)`
@@ -321,8 +385,9 @@ def yarn_scaling(
 
     Returns
     -------
-    inv_freq : numpy.ndarray of float64, shape (head_dim // 2,)
-    attention_factor : float
+    RopeScaling
+        ``inv_freq`` (float64, shape ``(head_dim // 2,)``) and ``attention_factor``,
+        :func:`yarn_attention_factor` of ``factor``.
 
     References
     ----------
@@ -347,10 +412,10 @@ def yarn_scaling(
         turns = original_max_position * theta / (2 * math.pi)
         gamma = np.clip((beta_fast - turns) / (beta_fast - beta_slow), 0.0, 1.0)
         inv_freq = (theta / factor) * gamma + theta * (1.0 - gamma)
-        return inv_freq, yarn_attention_factor(factor)
+        return RopeScaling(inv_freq, yarn_attention_factor(factor=factor))
     low, high = yarn_correction_range(
         head_dim,
-        original_max_position,
+        original_max_position=original_max_position,
         base=base,
         beta_fast=beta_fast,
         beta_slow=beta_slow,
@@ -362,18 +427,18 @@ def yarn_scaling(
     ramp = np.clip((np.arange(head_dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
     extrapolation = 1.0 - ramp
     inv_freq = (theta / factor) * (1.0 - extrapolation) + theta * extrapolation
-    return inv_freq, yarn_attention_factor(factor)
+    return RopeScaling(inv_freq, yarn_attention_factor(factor=factor))
 
 
 def llama3_scaling(
     head_dim: int,
+    *,
     factor: float,
     original_max_position: int,
-    *,
     base: float = 10000.0,
     low_freq_factor: float = 1.0,
     high_freq_factor: float = 4.0,
-):
+) -> RopeScaling:
     r"""Llama 3.1's frequency-dependent scaling, as Hugging Face's ``llama3`` rope type.
 
     With wavelength :math:`\lambda_i = 2\pi/\theta_i` and training context :math:`L_0`:
@@ -399,9 +464,8 @@ def llama3_scaling(
 
     Returns
     -------
-    inv_freq : numpy.ndarray of float64, shape (head_dim // 2,)
-    attention_factor : float
-        Always 1.0.
+    RopeScaling
+        ``inv_freq`` (float64, shape ``(head_dim // 2,)``) and ``attention_factor``, always 1.0.
 
     References
     ----------
@@ -424,4 +488,75 @@ def llama3_scaling(
     smooth = (original_max_position / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
     smoothed = (1 - smooth) * scaled / factor + smooth * scaled
     is_medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
-    return np.where(is_medium, smoothed, scaled), 1.0
+    return RopeScaling(np.where(is_medium, smoothed, scaled), 1.0)
+
+
+#: The methods by ``rope_type``, as Hugging Face's ``ROPE_INIT_FUNCTIONS``: ``"default"``,
+#: ``"linear"`` (position interpolation), ``"dynamic"`` (dynamic NTK), ``"yarn"`` and
+#: ``"llama3"`` are Hugging Face's names; ``"ntk"`` (static NTK-aware scaling,
+#: :func:`ntk_scaling`) is this package's own key, since Hugging Face has no such
+#: ``rope_type``. A read-only mapping: every function takes the head width and then
+#: keyword-only parameters, and returns a :class:`RopeScaling`.
+#:
+#: :meta hide-value:
+ROPE_SCALING_FUNCTIONS = types.MappingProxyType(
+    {
+        "default": default_scaling,
+        "linear": linear_scaling,
+        "ntk": ntk_scaling,
+        "dynamic": dynamic_ntk_scaling,
+        "yarn": yarn_scaling,
+        "llama3": llama3_scaling,
+    }
+)
+
+
+def rope_scaling(head_dim: int, *, rope_type: str, **params) -> RopeScaling:
+    r"""The frequencies of the method named ``rope_type``, from :data:`ROPE_SCALING_FUNCTIONS`.
+
+    ``rope_scaling(128, rope_type="yarn", factor=8.0, original_max_position=4096)`` is
+    ``yarn_scaling(128, factor=8.0, original_max_position=4096)``: the keyword arguments
+    are passed on unchanged, so a Hugging Face ``rope_scaling`` config reads as one call
+    once its keys are renamed (``original_max_position_embeddings`` to
+    ``original_max_position``, ``rope_theta`` to ``base``).
+
+    Parameters
+    ----------
+    head_dim : int
+        Positive even head width.
+    rope_type : {"default", "linear", "ntk", "dynamic", "yarn", "llama3"}
+        Hugging Face's name of the method, or ``"ntk"`` for static NTK-aware scaling
+        (not a Hugging Face ``rope_type``).
+    **params
+        The keyword arguments of that method (for example ``factor``, ``base``).
+
+    Returns
+    -------
+    RopeScaling
+        What the method returns.
+
+    Raises
+    ------
+    ValueError
+        ``rope_type`` is not a registered name.
+    TypeError
+        A parameter that the method does not take, or one it requires is missing
+        (the message names it and lists the method's parameters).
+
+    References
+    ----------
+    Hugging Face ``ROPE_INIT_FUNCTIONS`` in ``modeling_rope_utils``.
+    """
+    rope_type = check_choice("rope_type", rope_type, tuple(ROPE_SCALING_FUNCTIONS))
+    method = ROPE_SCALING_FUNCTIONS[rope_type]
+    accepted = [p for p in inspect.signature(method).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    names = ", ".join(p.name for p in accepted)
+    for name in params:
+        if name not in {p.name for p in accepted}:
+            raise TypeError(
+                f"{name}: not a parameter of rope_type {rope_type!r} ({method.__name__}); expected some of: {names}"
+            )
+    for p in accepted:
+        if p.default is p.empty and p.name not in params:
+            raise TypeError(f"{p.name}: required by rope_type {rope_type!r} ({method.__name__}), missing")
+    return method(head_dim, **params)

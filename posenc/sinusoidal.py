@@ -21,16 +21,16 @@ import numpy as np
 from ._checks import as_position_array, check_float, check_int
 
 __all__ = [
-    "frequencies",
+    "sinusoidal_frequencies",
     "sinusoidal_encoding",
-    "shift_matrix",
+    "sinusoidal_shift_matrix",
     "interleave_permutation",
     "tensor2tensor_frequencies",
     "tensor2tensor_encoding",
 ]
 
 
-def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
+def sinusoidal_frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     r"""Angular frequencies :math:`\omega_i = \text{base}^{-2i/d}` of the sinusoidal encoding.
 
     Computed in log space, :math:`\omega_i = \exp(-(2i/d) \ln \text{base})`, which is
@@ -78,7 +78,7 @@ def sinusoidal_encoding(positions, d_model: int, base: float = 10000.0) -> np.nd
     d_model : int
         Model width ``d``, a positive even integer.
     base : float, default 10000.0
-        Frequency base, see :func:`frequencies`.
+        Frequency base, see :func:`sinusoidal_frequencies`.
 
     Returns
     -------
@@ -92,7 +92,7 @@ def sinusoidal_encoding(positions, d_model: int, base: float = 10000.0) -> np.nd
     Vaswani et al. (2017), "Attention Is All You Need", section 3.5.
     """
     pos = _positions(positions)
-    omega = frequencies(d_model, base)
+    omega = sinusoidal_frequencies(d_model, base)
     angles = pos[..., None] * omega
     pe = np.empty(pos.shape + (omega.shape[0] * 2,), dtype=np.float64)
     pe[..., 0::2] = np.sin(angles)
@@ -100,7 +100,7 @@ def sinusoidal_encoding(positions, d_model: int, base: float = 10000.0) -> np.nd
     return pe
 
 
-def shift_matrix(k, d_model: int, base: float = 10000.0) -> np.ndarray:
+def sinusoidal_shift_matrix(k, d_model: int, base: float = 10000.0) -> np.ndarray:
     r"""The matrix :math:`M_k` with :math:`\mathrm{PE}(p + k) = M_k\, \mathrm{PE}(p)` for every ``p``.
 
     :math:`M_k` is block diagonal with one 2x2 block per frequency, acting on the
@@ -120,14 +120,14 @@ def shift_matrix(k, d_model: int, base: float = 10000.0) -> np.ndarray:
     d_model : int
         Model width, a positive even integer.
     base : float, default 10000.0
-        Frequency base, see :func:`frequencies`.
+        Frequency base, see :func:`sinusoidal_frequencies`.
 
     Returns
     -------
     numpy.ndarray of float64, shape (d_model, d_model)
     """
     k = check_float("k", k)
-    omega = frequencies(d_model, base)
+    omega = sinusoidal_frequencies(d_model, base)
     c, s = np.cos(omega * k), np.sin(omega * k)
     m = np.zeros((d_model, d_model), dtype=np.float64)
     idx = np.arange(0, d_model, 2)

@@ -18,12 +18,8 @@ from helpers import raises_named
 from posenc import (
     alibi_slopes,
     apply_rope,
-    dynamic_ntk_scaling,
-    linear_scaling,
-    llama3_scaling,
-    rope_frequencies,
+    rope_scaling,
     t5_relative_position_bucket,
-    yarn_scaling,
 )
 
 DATA = json.loads((pathlib.Path(__file__).parent / "reference" / "hf_reference.json").read_text())
@@ -32,21 +28,15 @@ DATA = json.loads((pathlib.Path(__file__).parent / "reference" / "hf_reference.j
 F32 = 2e-6
 
 
+# Hugging Face's config keys, renamed to posenc's vocabulary (rope_theta is `base`).
+_KEYS = {"original_max_position_embeddings": "original_max_position"}
+
+
 def _ours(case):
-    t, p, d, b = case["rope_type"], case["params"], case["head_dim"], case["base"]
-    if t == "default":
-        return rope_frequencies(d, b), 1.0
-    if t == "linear":
-        return linear_scaling(d, p["factor"], base=b)
-    if t == "dynamic":
-        return dynamic_ntk_scaling(d, p["factor"], case["seq_len"], case["max_position_embeddings"], base=b)
-    if t == "yarn":
-        return yarn_scaling(d, p["factor"], p["original_max_position_embeddings"], base=b,
-                            beta_fast=p["beta_fast"], beta_slow=p["beta_slow"], truncate=p["truncate"])
-    if t == "llama3":
-        return llama3_scaling(d, p["factor"], p["original_max_position_embeddings"], base=b,
-                              low_freq_factor=p["low_freq_factor"], high_freq_factor=p["high_freq_factor"])
-    raise AssertionError(t)
+    params = {_KEYS.get(k, k): v for k, v in case["params"].items()}
+    if case["rope_type"] == "dynamic":  # HF's dynamic type reads L0 from max_position_embeddings
+        params.update(seq_len=case["seq_len"], original_max_position=case["max_position_embeddings"])
+    return rope_scaling(case["head_dim"], rope_type=case["rope_type"], base=case["base"], **params)
 
 
 def _id(case):

@@ -247,7 +247,7 @@ def test_fast_path_gives_the_readable_paths_bits(lead, length, half, block, seed
     pos = rng.integers(-50, 100000, size=x.shape[-2]) + rng.random(x.shape[-2]) * scaled
     opts = {}
     if scaled and d >= 4:
-        inv_freq, factor = yarn_scaling(d, 4.0, 64)
+        inv_freq, factor = yarn_scaling(d, factor=4.0, original_max_position=64)
         opts = {"inv_freq": inv_freq, "attention_factor": factor}
     table = rope_table(pos, d, dtype=x.dtype, **opts)
     with pytest.MonkeyPatch.context() as mp:
@@ -369,7 +369,7 @@ def test_batched_call_equals_the_per_sequence_calls_stacked(batch, heads, length
     position_ids = rng.integers(0, 5000, size=(batch, length))
     opts = {}
     if scaled:
-        inv_freq, factor = yarn_scaling(d, 4.0, 64)
+        inv_freq, factor = yarn_scaling(d, factor=4.0, original_max_position=64)
         opts = {"inv_freq": inv_freq, "attention_factor": factor}
     if layout == "complex":
         opts.pop("attention_factor", None)

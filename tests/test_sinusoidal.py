@@ -5,21 +5,21 @@ from hypothesis import strategies as st
 from helpers import raises_named
 
 from posenc import (
-    frequencies,
     interleave_permutation,
-    shift_matrix,
     sinusoidal_encoding,
+    sinusoidal_frequencies,
+    sinusoidal_shift_matrix,
     tensor2tensor_encoding,
     tensor2tensor_frequencies,
 )
 
 
-def test_frequencies_definition():
+def test_sinusoidal_frequencies_definition():
     d = 16
     i = np.arange(d // 2)
-    np.testing.assert_allclose(frequencies(d), 10000.0 ** (-2 * i / d), rtol=1e-14)
-    assert frequencies(d)[0] == 1.0
-    assert frequencies(d).dtype == np.float64
+    np.testing.assert_allclose(sinusoidal_frequencies(d), 10000.0 ** (-2 * i / d), rtol=1e-14)
+    assert sinusoidal_frequencies(d)[0] == 1.0
+    assert sinusoidal_frequencies(d).dtype == np.float64
 
 
 def test_encoding_matches_paper_formula():
@@ -37,24 +37,24 @@ def test_norm_is_sqrt_half_d():
 
 
 @given(st.floats(-1e4, 1e4), st.floats(-1e3, 1e3), st.sampled_from([2, 4, 8, 64]))
-def test_shift_matrix_moves_encoding(p, k, d):
+def test_sinusoidal_shift_matrix_moves_encoding(p, k, d):
     lhs = sinusoidal_encoding(np.array([p + k]), d)[0]
-    rhs = shift_matrix(k, d) @ sinusoidal_encoding(np.array([p]), d)[0]
+    rhs = sinusoidal_shift_matrix(k, d) @ sinusoidal_encoding(np.array([p]), d)[0]
     np.testing.assert_allclose(lhs, rhs, atol=1e-9)
 
 
 @given(st.floats(-1e3, 1e3), st.floats(-1e3, 1e3))
-def test_shift_matrix_group_laws(j, k):
+def test_sinusoidal_shift_matrix_group_laws(j, k):
     d = 8
-    mj, mk = shift_matrix(j, d), shift_matrix(k, d)
-    np.testing.assert_allclose(mj @ mk, shift_matrix(j + k, d), atol=1e-9)
+    mj, mk = sinusoidal_shift_matrix(j, d), sinusoidal_shift_matrix(k, d)
+    np.testing.assert_allclose(mj @ mk, sinusoidal_shift_matrix(j + k, d), atol=1e-9)
     np.testing.assert_allclose(mk.T @ mk, np.eye(d), atol=1e-12)
 
 
 def test_dot_product_depends_on_offset_only():
     pe = sinusoidal_encoding(40, 16)
     gram = pe @ pe.T
-    omega = frequencies(16)
+    omega = sinusoidal_frequencies(16)
     for off in range(-5, 6):
         diag = np.diagonal(gram, offset=off)
         np.testing.assert_allclose(diag, np.cos(omega * off).sum(), atol=1e-12)
@@ -86,16 +86,16 @@ def test_tensor2tensor_layout_and_grid():
 @pytest.mark.parametrize(
     "call, exc, name",
     [
-        (lambda: frequencies(7), ValueError, "d_model"),
-        (lambda: frequencies(0), ValueError, "d_model"),
-        (lambda: frequencies(8.0), TypeError, "d_model"),
-        (lambda: frequencies(8, base=1.0), ValueError, "base"),
-        (lambda: frequencies(8, base=float("nan")), ValueError, "base"),
+        (lambda: sinusoidal_frequencies(7), ValueError, "d_model"),
+        (lambda: sinusoidal_frequencies(0), ValueError, "d_model"),
+        (lambda: sinusoidal_frequencies(8.0), TypeError, "d_model"),
+        (lambda: sinusoidal_frequencies(8, base=1.0), ValueError, "base"),
+        (lambda: sinusoidal_frequencies(8, base=float("nan")), ValueError, "base"),
         (lambda: sinusoidal_encoding(0, 8), ValueError, "positions"),
         (lambda: sinusoidal_encoding(np.array([0.0, np.inf]), 8), ValueError, "positions"),
         (lambda: sinusoidal_encoding(np.array([[0.0, 1.0], [2.0, np.nan]]), 8), ValueError, "positions"),
         (lambda: sinusoidal_encoding(["a"], 8), TypeError, "positions"),
-        (lambda: shift_matrix(np.nan, 8), ValueError, "k"),
+        (lambda: sinusoidal_shift_matrix(np.nan, 8), ValueError, "k"),
         (lambda: tensor2tensor_frequencies(8, min_timescale=5.0, max_timescale=2.0), ValueError, "max_timescale"),
     ],
 )
