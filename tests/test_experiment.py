@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from posenc.experiment import ExperimentConfig, main, run_experiment, summarize
+from posenc.experiment import ExperimentConfig, learning_rate, main, run_experiment, summarize
 
 TINY = ExperimentConfig(schemes=("nope", "rope", "alibi"), seeds=(0, 1), train_len=8, eval_multiples=(1, 2),
                         eval_tokens=64, steps=6, batch=2, d_model=8, n_heads=2, d_ff=8, workers=1)
@@ -98,6 +98,21 @@ def test_command_line_writes_the_table_and_the_figure(tmp_path, capsys):
 def test_bad_configuration_is_rejected(kwargs, exc, name):
     with pytest.raises(exc, match=rf"^{name}: "):
         ExperimentConfig(**kwargs)
+
+
+def test_learning_rate_warms_up_linearly_then_decays_as_a_cosine_to_zero():
+    config = ExperimentConfig(steps=110, warmup=10, lr=0.02)
+    lrs = np.array([learning_rate(t, config) for t in range(1, 111)])
+    np.testing.assert_allclose(lrs[:10], 0.02 * np.arange(1, 11) / 10, rtol=1e-15)
+    assert lrs[9] == 0.02 and lrs[-1] == 0.0  # the peak at the end of warm-up, zero at the last step
+    assert learning_rate(60, config) == pytest.approx(0.01, rel=1e-12)  # half-way through the decay
+    assert np.all(np.diff(lrs[9:]) < 0)
+    assert learning_rate(1, ExperimentConfig(steps=5, warmup=0, lr=0.1)) == pytest.approx(
+        0.05 * (1 + np.cos(np.pi / 5)), rel=1e-12)
+    with pytest.raises(ValueError, match=r"^step: "):
+        learning_rate(0, config)
+    with pytest.raises(TypeError, match=r"^step: "):
+        learning_rate(1.0, config)
 
 
 def test_lists_are_accepted_as_tuples():
