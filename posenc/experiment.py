@@ -37,11 +37,12 @@ import numpy as np
 
 from ._checks import _show, as_int_array, check_choice, check_float, check_int
 from .markov import make_chain, optimal_nll, sample_sequences
-from .model import SCHEMES, ModelConfig, forward, init_params, loss_and_grads
+from .model import SCHEMES, ModelConfig, forward, init_params, log_softmax, loss_and_grads
 from .scaling import rope_scaling
 
 __all__ = [
     "ExperimentConfig",
+    "learning_rate",
     "Results",
     "Claim",
     "train",
@@ -235,7 +236,39 @@ def _check_tuple(name: str, value) -> tuple:
     return tuple(value)
 
 
+def learning_rate(step: int, config: ExperimentConfig) -> float:
+    """The schedule: linear warm-up to ``config.lr`` over ``config.warmup`` steps, then cosine decay.
+
+    Parameters
+    ----------
+    step : int
+        Training step, from 1 to ``config.steps``.
+    config : ExperimentConfig
+
+    Returns
+    -------
+    float
+        ``lr * step / warmup`` for ``step <= warmup``, then
+        ``lr * (1 + cos(pi * (step - warmup) / (steps - warmup))) / 2``, which reaches 0 at
+        the last step.
+    """
+    step = check_int("step", step, minimum=1)
+    if step <= config.warmup:
+        return config.lr * step / config.warmup
+    frac = (step - config.warmup) / max(1, config.steps - config.warmup)
+    return config.lr * 0.5 * (1 + math.cos(math.pi * frac))
+
+
+def _clip_by_global_norm(grads: dict, clip: float) -> None:
+    """Scale every gradient (in place) so that their joint Euclidean norm is at most ``clip``."""
+    norm = math.sqrt(sum(float(np.sum(g * g)) for g in grads.values()))
+    if norm > clip:
+        for g in grads.values():
+            g *= clip / norm
+
+
 def _adam(params, grads, state, lr, t, b1=0.9, b2=0.999, eps=1e-8):
+    """One Adam step (Kingma and Ba, 2015) on every parameter, in place; ``state`` holds the moments."""
     for k in params:
         m, v = state.setdefault(k, (np.zeros_like(params[k]), np.zeros_like(params[k])))
         m *= b1
@@ -296,16 +329,8 @@ def train(config: ExperimentConfig, scheme: str, seed: int) -> tuple:
     for step in range(1, config.steps + 1):
         seq = sample_sequences(chain, config.batch, config.train_len, rng)
         loss, grads = loss_and_grads(params, seq[:, :-1], seq[:, 1:], mc)
-        norm = math.sqrt(sum(float(np.sum(g * g)) for g in grads.values()))
-        if norm > config.clip:
-            for g in grads.values():
-                g *= config.clip / norm
-        if step <= config.warmup:
-            lr = config.lr * step / config.warmup
-        else:
-            frac = (step - config.warmup) / max(1, config.steps - config.warmup)
-            lr = config.lr * 0.5 * (1 + math.cos(math.pi * frac))
-        _adam(params, grads, state, lr, step)
+        _clip_by_global_norm(grads, config.clip)
+        _adam(params, grads, state, learning_rate(step, config), step)
         losses[step - 1] = loss
         if step in checkpoints:
             heldout.append(float(_nll(params, held_seq, mc).mean()) - held_opt)
@@ -314,9 +339,7 @@ def train(config: ExperimentConfig, scheme: str, seed: int) -> tuple:
 
 def _nll(params, seq, mc, **kwargs):
     logits, _ = forward(params, seq[:, :-1], mc, **kwargs)
-    z = logits - logits.max(axis=-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-    return -np.take_along_axis(logp, seq[:, 1:, None], axis=-1)[..., 0]
+    return -np.take_along_axis(log_softmax(logits), seq[:, 1:, None], axis=-1)[..., 0]
 
 
 # The rope_type of posenc.scaling.rope_scaling behind each variant (the two YaRN variants

@@ -27,6 +27,7 @@ next-token loss and a dict of gradients with the same keys. Everything is float6
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -35,7 +36,7 @@ from .alibi import alibi_slopes
 from .rope import apply_rope, rope_frequencies
 from .sinusoidal import sinusoidal_encoding
 
-__all__ = ["SCHEMES", "ModelConfig", "init_params", "forward", "loss_and_grads"]
+__all__ = ["SCHEMES", "ModelConfig", "init_params", "log_softmax", "forward", "loss_and_grads"]
 
 SCHEMES = ("nope", "sinusoidal", "learned", "rope", "alibi")
 
@@ -136,6 +137,46 @@ def _merge(x):  # (B, H, T, dh) -> (B, T, d)
     return x.transpose(0, 2, 1, 3).reshape(B, T, H * dh)
 
 
+class AttentionCache(NamedTuple):
+    """What one attention layer's backward pass needs from its forward pass."""
+
+    h: np.ndarray  # (B, T, d) the layer's input
+    q: np.ndarray  # (B, H, T, dh) queries (rotated, for RoPE)
+    k: np.ndarray  # (B, H, T, dh) keys (rotated, for RoPE)
+    v: np.ndarray  # (B, H, T, dh) values
+    a: np.ndarray  # (B, H, T, T) attention weights
+    o: np.ndarray  # (B, T, d) the heads' outputs, merged, before Wo
+
+
+class ForwardCache(NamedTuple):
+    """What :func:`loss_and_grads` needs from the forward pass, by name."""
+
+    tokens: np.ndarray  # (B, T) int
+    positions: np.ndarray  # (T,) float64
+    rope: tuple | None  # (inv_freq, attention_factor) for "rope", else None
+    layer0: AttentionCache
+    layer1: AttentionCache
+    h2: np.ndarray  # (B, T, d) input of the feed-forward block
+    u: np.ndarray  # (B, T, d_ff) its pre-activation
+    r: np.ndarray  # (B, T, d_ff) relu(u)
+    h3: np.ndarray  # (B, T, d) input of the unembedding
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Log-probabilities over the last axis, ``z - log(sum(exp(z)))`` with ``z = logits - max``.
+
+    Parameters
+    ----------
+    logits : numpy.ndarray of float, shape (..., V)
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., V)
+    """
+    z = logits - logits.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
 def _attention_forward(h, p, layer, config, positions, rope, bias):
     H = config.n_heads
     dh = config.head_dim
@@ -151,7 +192,7 @@ def _attention_forward(h, p, layer, config, positions, rope, bias):
     a = np.exp(s)
     a /= a.sum(axis=-1, keepdims=True)
     o = _merge(a @ v)
-    return o @ p[f"Wo{layer}"], (h, q, k, v, a, o)
+    return o @ p[f"Wo{layer}"], AttentionCache(h, q, k, v, a, o)
 
 
 def _attention_backward(dout, cache, p, layer, config, positions, rope, grads):
@@ -200,9 +241,9 @@ def _check_inputs(tokens, config, positions):
     return x, positions
 
 
-def forward(params: dict, tokens, config: ModelConfig, *, positions=None, inv_freq=None,
+def forward(params: dict, tokens, config: ModelConfig, *, targets=None, positions=None, inv_freq=None,
             attention_factor: float = 1.0):
-    """Logits of the next symbol at every position.
+    """Logits of the next symbol at every position, and their loss when targets are given.
 
     Parameters
     ----------
@@ -211,6 +252,8 @@ def forward(params: dict, tokens, config: ModelConfig, *, positions=None, inv_fr
     tokens : array_like of int, shape (B, T)
         Input tokens.
     config : ModelConfig
+    targets : array_like of int, shape (B, T), optional
+        The symbol to predict at each position, in ``[0, vocab - 1)``.
     positions : array_like of float, shape (T,), optional
         Positions of the tokens (default ``0 .. T-1``); a permutation gives the
         shuffled-position control.
@@ -222,9 +265,32 @@ def forward(params: dict, tokens, config: ModelConfig, *, positions=None, inv_fr
     Returns
     -------
     logits : numpy.ndarray, shape (B, T, vocab - 1)
-    cache : tuple
-        What :func:`loss_and_grads` needs for the backward pass.
+    loss : float or None
+        The mean next-token cross-entropy over all ``B * T`` targets, in nats; None
+        without ``targets``.
     """
+    logits, cache = _forward(params, tokens, config, positions=positions, inv_freq=inv_freq,
+                             attention_factor=attention_factor)
+    if targets is None:
+        return logits, None
+    y = _check_targets(targets, cache.tokens, config)
+    return logits, _cross_entropy(log_softmax(logits), y)
+
+
+def _check_targets(targets, x, config):
+    y = as_int_array("targets", targets)
+    if y.shape != x.shape or np.any(y < 0) or np.any(y >= config.vocab - 1):
+        raise ValueError(f"targets: expected shape {x.shape} with values in [0, {config.vocab - 1}), got {y.shape}")
+    return y
+
+
+def _cross_entropy(logp, y):
+    """Mean of ``-logp`` at the targets."""
+    return -float(np.take_along_axis(logp, y[..., None], axis=-1).mean())
+
+
+def _forward(params, tokens, config, *, positions=None, inv_freq=None, attention_factor=1.0):
+    """:func:`forward`'s logits and the :class:`ForwardCache` of the backward pass."""
     x, positions = _check_inputs(tokens, config, positions)
     B, T = x.shape
     h = params["E"][x]
@@ -252,8 +318,7 @@ def forward(params: dict, tokens, config: ModelConfig, *, positions=None, inv_fr
     r = np.maximum(u, 0.0)
     h3 = h2 + r @ params["W2"] + params["b2"]
     logits = h3 @ params["U"] + params["c"]
-    caches = (x, positions, rope, c0, c1, h2, u, r, h3)
-    return logits, caches
+    return logits, ForwardCache(x, positions, rope, c0, c1, h2, u, r, h3)
 
 
 def loss_and_grads(params: dict, tokens, targets, config: ModelConfig, *, positions=None):
@@ -275,29 +340,27 @@ def loss_and_grads(params: dict, tokens, targets, config: ModelConfig, *, positi
     grads : dict
         Same keys and shapes as ``params``.
     """
-    logits, (x, positions, rope, c0, c1, h2, u, r, h3) = forward(params, tokens, config, positions=positions)
-    y = as_int_array("targets", targets)
-    if y.shape != x.shape or np.any(y < 0) or np.any(y >= config.vocab - 1):
-        raise ValueError(f"targets: expected shape {x.shape} with values in [0, {config.vocab - 1}), got {y.shape}")
+    logits, cache = _forward(params, tokens, config, positions=positions)
+    y = _check_targets(targets, cache.tokens, config)
+    x, positions, rope = cache.tokens, cache.positions, cache.rope
     B, T = x.shape
-    z = logits - logits.max(axis=-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-    loss = -float(np.take_along_axis(logp, y[..., None], axis=-1).mean())
+    logp = log_softmax(logits)
+    loss = _cross_entropy(logp, y)
     g = {}
     dlogits = np.exp(logp)
     np.put_along_axis(dlogits, y[..., None], np.take_along_axis(dlogits, y[..., None], axis=-1) - 1.0, axis=-1)
     dlogits /= B * T
-    g["U"] = np.einsum("btd,btv->dv", h3, dlogits)
+    g["U"] = np.einsum("btd,btv->dv", cache.h3, dlogits)
     g["c"] = dlogits.sum(axis=(0, 1))
     dh3 = dlogits @ params["U"].T
-    g["W2"] = np.einsum("btf,btd->fd", r, dh3)
+    g["W2"] = np.einsum("btf,btd->fd", cache.r, dh3)
     g["b2"] = dh3.sum(axis=(0, 1))
-    du = (dh3 @ params["W2"].T) * (u > 0)
-    g["W1"] = np.einsum("btd,btf->df", h2, du)
+    du = (dh3 @ params["W2"].T) * (cache.u > 0)
+    g["W1"] = np.einsum("btd,btf->df", cache.h2, du)
     g["b1"] = du.sum(axis=(0, 1))
     dh2 = dh3 + du @ params["W1"].T
-    dh1 = dh2 + _attention_backward(dh2, c1, params, 1, config, positions, rope, g)
-    dh0 = dh1 + _attention_backward(dh1, c0, params, 0, config, positions, rope, g)
+    dh1 = dh2 + _attention_backward(dh2, cache.layer1, params, 1, config, positions, rope, g)
+    dh0 = dh1 + _attention_backward(dh1, cache.layer0, params, 0, config, positions, rope, g)
     gE = np.zeros_like(params["E"])
     np.add.at(gE, x, dh0)
     g["E"] = gE

@@ -15,6 +15,7 @@ from posenc.experiment import (
     evaluation_sample,
     book_claims,
     format_table,
+    learning_rate,
     main,
     reevaluate,
     run_experiment,
@@ -259,6 +260,21 @@ def test_command_line_book_starts_from_the_chapter_configuration(tmp_path, monke
     from dataclasses import replace
 
     assert seen["config"] == replace(ExperimentConfig.book(), steps=40, workers=1)
+
+
+def test_learning_rate_warms_up_linearly_then_decays_as_a_cosine_to_zero():
+    config = ExperimentConfig(steps=110, warmup=10, lr=0.02)
+    lrs = np.array([learning_rate(t, config) for t in range(1, 111)])
+    np.testing.assert_allclose(lrs[:10], 0.02 * np.arange(1, 11) / 10, rtol=1e-15)
+    assert lrs[9] == 0.02 and lrs[-1] == 0.0  # the peak at the end of warm-up, zero at the last step
+    assert learning_rate(60, config) == pytest.approx(0.01, rel=1e-12)  # half-way through the decay
+    assert np.all(np.diff(lrs[9:]) < 0)
+    assert learning_rate(1, ExperimentConfig(steps=5, warmup=0, lr=0.1)) == pytest.approx(
+        0.05 * (1 + np.cos(np.pi / 5)), rel=1e-12)
+    with pytest.raises(ValueError, match=r"^step: "):
+        learning_rate(0, config)
+    with pytest.raises(TypeError, match=r"^step: "):
+        learning_rate(1.0, config)
 
 
 def test_lists_are_accepted_as_tuples():

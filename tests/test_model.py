@@ -3,24 +3,10 @@
 import numpy as np
 import pytest
 
+from helpers import finite_difference_gradient
+
 from posenc import alibi_bias, apply_rope
-from posenc.model import SCHEMES, ModelConfig, forward, init_params, loss_and_grads
-
-
-def _numeric_grad(params, key, x, y, cfg, eps=1e-6):
-    v = params[key]
-    num = np.zeros_like(v)
-    it = np.nditer(v, flags=["multi_index"])
-    for _ in it:
-        i = it.multi_index
-        old = v[i]
-        v[i] = old + eps
-        lp, _ = loss_and_grads(params, x, y, cfg)
-        v[i] = old - eps
-        lm, _ = loss_and_grads(params, x, y, cfg)
-        v[i] = old
-        num[i] = (lp - lm) / (2 * eps)
-    return num
+from posenc.model import SCHEMES, ModelConfig, forward, init_params, log_softmax, loss_and_grads
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -33,7 +19,7 @@ def test_every_gradient_matches_finite_differences(scheme):
     _, grads = loss_and_grads(params, x, y, cfg)
     assert set(grads) == set(params)
     for key in params:
-        num = _numeric_grad(params, key, x, y, cfg)
+        num = finite_difference_gradient(lambda: loss_and_grads(params, x, y, cfg)[0], params[key])
         scale = max(np.max(np.abs(num)), np.max(np.abs(grads[key])), 1e-12)
         assert np.max(np.abs(num - grads[key])) / scale < 1e-6, key
 
@@ -52,6 +38,29 @@ def test_rope_gradient_with_scaled_frequencies_and_positions():
     params[key][idx] -= 2 * eps
     lm, _ = loss_and_grads(params, x, y, cfg, positions=pos)
     assert abs((lp - lm) / (2 * eps) - g[key][idx]) < 1e-7
+
+
+def test_forward_returns_the_loss_of_loss_and_grads_when_given_targets():
+    rng = np.random.default_rng(4)
+    for scheme in SCHEMES:
+        cfg = ModelConfig(scheme=scheme, max_len=16)
+        p = init_params(cfg, 1)
+        x, y = rng.integers(0, 9, (3, 12)), rng.integers(0, 8, (3, 12))
+        logits, none = forward(p, x, cfg)
+        same_logits, loss = forward(p, x, cfg, targets=y)
+        assert none is None and np.array_equal(logits, same_logits)
+        assert loss == loss_and_grads(p, x, y, cfg)[0]
+        # the loss is the mean negative log-probability of the targets, by a direct computation
+        direct = np.log(np.exp(logits).sum(-1)) - np.take_along_axis(logits, y[..., None], -1)[..., 0]
+        assert loss == pytest.approx(direct.mean(), rel=1e-12)
+
+
+def test_log_softmax_is_stable_and_normalised():
+    z = np.array([[1000.0, 0.0, -1000.0], [0.5, 0.5, 0.5]])
+    out = log_softmax(z)
+    np.testing.assert_allclose(np.exp(out).sum(-1), 1.0, rtol=1e-15)
+    assert out[0, 0] == 0.0 and out[0, 1] == -1000.0 and np.isfinite(out).all()
+    np.testing.assert_allclose(out[1], -np.log(3.0), rtol=1e-15)
 
 
 def test_positional_schemes_really_use_positions():
@@ -111,6 +120,7 @@ def test_rope_scores_are_relative_and_alibi_is_posencs_bias():
         (lambda: forward(init_params(ModelConfig(scheme="learned", max_len=4), 0), [[0] * 5],
                          ModelConfig(scheme="learned", max_len=4)), ValueError, "positions"),
         (lambda: loss_and_grads(init_params(ModelConfig(), 0), [[0, 1]], [[0, 8]], ModelConfig()), ValueError, "targets"),
+        (lambda: forward(init_params(ModelConfig(), 0), [[0, 1]], ModelConfig(), targets=[[0]]), ValueError, "targets"),
     ],
 )
 def test_bad_input_is_rejected(call, exc, name):
