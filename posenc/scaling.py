@@ -4,7 +4,8 @@ One vocabulary for every method: the head width is the only positional argument,
 other one is keyword-only and named after Hugging Face's ``rope_scaling`` config keys
 (``factor``, ``original_max_position`` for ``original_max_position_embeddings``,
 ``base`` for ``rope_theta``, ``beta_fast``, ``beta_slow``, ``truncate``,
-``low_freq_factor``, ``high_freq_factor``), and every method returns a
+``low_freq_factor``, ``high_freq_factor``; ``seq_len`` is the argument of Hugging
+Face's dynamic method, ``ramp`` this package's own), and every method returns a
 :class:`RopeScaling`: float64 frequencies ``inv_freq`` of shape ``(head_dim // 2,)`` and
 a float ``attention_factor`` (1.0 where the method has none). It unpacks as a pair,
 ready for ``apply_rope(x, positions, inv_freq=inv_freq, attention_factor=attention_factor)``::
