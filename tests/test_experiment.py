@@ -21,6 +21,7 @@ from posenc.experiment import (
     run_experiment,
     summarize,
     train,
+    train_batch,
 )
 from posenc.markov import make_chain, optimal_nll
 
@@ -175,6 +176,46 @@ def test_difference_is_paired_and_claims_need_the_whole_interval(tiny):
         evaluate(TINY, "rope", 0, {}, np.zeros((2, 5), dtype=int))
     with pytest.raises(TypeError, match="^config: "):
         evaluation_sample({})
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_stack_trains_each_model_exactly_as_it_trains_alone(dtype):
+    config = ExperimentConfig(**{**TINY.__dict__, "schemes": ("nope", "sinusoidal", "learned", "rope", "alibi"),
+                                 "dtype": dtype})
+    for models in ([("rope", 1), ("nope", 0), ("alibi", 1), ("sinusoidal", 0)], [("learned", 0), ("learned", 1)]):
+        trained, losses, heldout = train_batch(config, models)
+        assert losses.shape == (len(models), config.steps) and heldout.shape == (len(models), 1)
+        for (scheme, seed), params, loss, held in zip(models, trained, losses, heldout):
+            alone, alone_loss, alone_held = train(config, scheme, seed)
+            assert np.array_equal(loss, alone_loss) and np.array_equal(held, alone_held), (scheme, seed)
+            assert all(np.array_equal(params[k], alone[k]) for k in alone), (scheme, seed)
+            assert all(v.dtype == np.float64 for v in params.values())
+
+
+@pytest.mark.parametrize(
+    "models, exc",
+    [
+        ([], TypeError),
+        ("rope", TypeError),
+        ([("rope",)], TypeError),
+        ([("xpos", 0)], ValueError),
+        ([("rope", -1)], ValueError),
+        ([("rope", 0.0)], TypeError),
+        ([("rope", 0), ("learned", 0)], ValueError),
+        ([("rope", 0), ("rope", 0)], ValueError),
+    ],
+)
+def test_train_batch_rejects_bad_models(models, exc):
+    with pytest.raises(exc, match=r"^models: "):
+        train_batch(TINY, models)
+    with pytest.raises(TypeError, match=r"^config: "):
+        train_batch({"steps": 1}, [("rope", 0)])
+
+
+def test_float32_training_stays_close_to_float64():
+    config = ExperimentConfig(**{**TINY.__dict__, "steps": 20})
+    _, l64, _ = train(config, "rope", 0)
+    _, l32, _ = train(ExperimentConfig(**{**config.__dict__, "dtype": "float32"}), "rope", 0)
+    assert not np.array_equal(l32, l64)  # the computation did run in float32
+    np.testing.assert_allclose(l32, l64, rtol=1e-3)
 
 
 def test_command_line_writes_the_table_and_the_figure(tmp_path, capsys):
@@ -238,6 +279,8 @@ def test_command_line_writes_the_table_and_the_figure(tmp_path, capsys):
         ({"rope_base": float("nan")}, ValueError, "rope_base"),
         ({"workers": 0}, ValueError, "workers"),
         ({"heldout_every": 0}, ValueError, "heldout_every"),
+        ({"dtype": "float16"}, ValueError, "dtype"),
+        ({"dtype": np.float32}, ValueError, "dtype"),
     ],
 )
 def test_bad_configuration_is_rejected(kwargs, exc, name):
@@ -312,6 +355,7 @@ def _cli(tmp_path, *args):
         (["--eval-sequences", "4", "--long-sequences", "5"], "--long-sequences"),
         (["--steps", "0"], "--steps"),
         (["--workers", "0"], "--workers"),
+        (["--dtype", "float16"], "--dtype"),
         (["--bogus"], "--bogus"),
     ],
 )
@@ -369,7 +413,7 @@ def test_command_line_help_shows_every_default():
 
     entries = re.split(r"\n  (?=-)", text.split("options:", 1)[1])  # one entry per option
     for option in ("--book", "--schemes", "--seeds", "--train-len", "--multiples", "--eval-sequences",
-                   "--long-sequences", "--steps", "--workers"):
+                   "--long-sequences", "--steps", "--workers", "--dtype"):
         (entry,) = [e for e in entries if e.startswith(option + " ")]
         assert "(default:" in " ".join(entry.split()), option
     assert "matplotlib" in text
