@@ -191,7 +191,8 @@ class ExperimentConfig:
     @classmethod
     def book(cls) -> "ExperimentConfig":
         """The chapter's configuration: 5 schemes x 3 seeds, heads of width 16, lengths 1x to 8x (32 to 256)."""
-        return cls(steps=2000, d_model=64, eval_sequences=512, long_sequences=32, heldout_every=200)
+        return cls(steps=2000, d_model=64, eval_sequences=512, long_sequences=32, heldout_every=200,
+                   dtype="float32")
 
     def model_config(self, scheme: str) -> ModelConfig:
         return ModelConfig(
