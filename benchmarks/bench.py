@@ -12,6 +12,11 @@
    multiplies and two adds per pair.
 2. Peak memory of ``alibi_bias`` (measured with ``tracemalloc``) for long sequences,
    as a ratio to the size of the returned tensor (n_heads x T x T float64).
+3. Training throughput of chapter 6's experiment (``posenc.experiment``, the book's
+   configuration), in training tokens per second: one model at a time against a stack
+   of models trained as one computation (``train_batch``), in float64 and float32, in
+   one process and in the chapter's worker processes; with the ratios batched /
+   unbatched. Each figure is the best of several short runs, the variants alternated.
 
 Timings are the best of several repeats after a warm-up, the operation and
 ``numpy.copy`` timed alternately, so the ratios are stable to a few per cent on an idle
@@ -104,9 +109,76 @@ def bench_alibi() -> None:
     )
 
 
+def _training_throughput(args) -> float:
+    """Training tokens per second of ``train_batch`` over ``stacks``, one after the other."""
+    from posenc.experiment import _one_blas_thread, train_batch
+
+    config, stacks = args
+    n_tokens = sum(len(models) for models in stacks) * config.steps * config.batch * config.train_len
+    with _one_blas_thread():  # as run_experiment trains
+        start = time.perf_counter()
+        for models in stacks:
+            train_batch(config, models)
+        return n_tokens / (time.perf_counter() - start)
+
+
+def bench_training(steps: int = 40, repeats: int = 3) -> None:
+    import multiprocessing as mp
+    from dataclasses import replace
+
+    from posenc.experiment import ExperimentConfig, _keep_freed_memory, _stacks
+
+    book = ExperimentConfig.book()
+    print(f"chapter 6's training ({steps} steps of the book's configuration: batch {book.batch} x "
+          f"{book.train_len} tokens, {len(book.schemes)} schemes x {len(book.seeds)} seeds), tokens per second:")
+    ctx = mp.get_context("fork")
+    # In the worker processes run_experiment uses (one BLAS thread, malloc keeping freed memory).
+    one = replace(book, schemes=("nope", "sinusoidal", "rope", "alibi"), seeds=(0,), steps=steps)
+    variants = {
+        "one model at a time, float64": (one, [[m] for m in _stacks(one)[0]]),
+        "stack of 4, float64": (one, _stacks(one)),
+        "stack of 4, float32": (replace(one, dtype="float32"), _stacks(one)),
+    }
+    best = dict.fromkeys(variants, 0.0)
+    with ctx.Pool(1, initializer=_keep_freed_memory) as pool:
+        for _ in range(repeats):
+            for name, job in variants.items():
+                best[name] = max(best[name], pool.apply(_training_throughput, (job,)))
+    print("  one process:")
+    for name, value in best.items():
+        print(f"    {name:30s} {value:9.0f}")
+    base = best["one model at a time, float64"]
+    print(f"    batched / unbatched: float64 {best['stack of 4, float64'] / base:4.2f}, "
+          f"float32 {best['stack of 4, float32'] / base:4.2f}")
+    # All 15 models in the chapter's worker processes, the work shared as run_experiment shares it.
+    full = replace(book, steps=steps)
+    workers = full.workers
+    stacks = _stacks(full)
+    plans = {
+        "one model at a time, float64": (full, [[m] for models in stacks for m in models]),
+        "stacks, float64": (full, stacks),
+        "stacks, float32": (replace(full, dtype="float32"), stacks),
+    }
+    totals = dict.fromkeys(plans, 0.0)
+    with ctx.Pool(workers, initializer=_keep_freed_memory) as pool:
+        for _ in range(repeats):
+            for name, (cfg, plan) in plans.items():
+                n_tokens = sum(len(s) for s in plan) * cfg.steps * cfg.batch * cfg.train_len
+                start = time.perf_counter()
+                list(pool.imap_unordered(_training_throughput, [(cfg, [s]) for s in plan]))
+                totals[name] = max(totals[name], n_tokens / (time.perf_counter() - start))
+    print(f"  {workers} worker processes (the chapter's setting), all {len(book.schemes) * len(book.seeds)} models:")
+    for name, value in totals.items():
+        print(f"    {name:30s} {value:9.0f}")
+    base = totals["one model at a time, float64"]
+    print(f"    batched / unbatched: float64 {totals['stacks, float64'] / base:4.2f}, "
+          f"float32 {totals['stacks, float32'] / base:4.2f}")
+
+
 def main() -> None:
     bench_rope()
     bench_alibi()
+    bench_training()
 
 
 if __name__ == "__main__":

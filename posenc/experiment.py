@@ -16,6 +16,7 @@ it prints progress on stderr and writes a CSV table and a figure.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import math
 import os
@@ -26,10 +27,20 @@ import numpy as np
 
 from ._checks import _show, check_choice, check_float, check_int
 from .markov import make_chain, optimal_nll, sample_sequences
-from .model import SCHEMES, ModelConfig, forward, init_params, log_softmax, loss_and_grads
+from .model import (
+    SCHEMES,
+    ModelConfig,
+    batch_loss_and_grads,
+    forward,
+    init_params,
+    log_softmax,
+    position_terms,
+    stack_params,
+    unstack_params,
+)
 from .scaling import rope_scaling
 
-__all__ = ["ExperimentConfig", "learning_rate", "train", "evaluate", "run_experiment", "summarize", "plot_results", "main"]
+__all__ = ["ExperimentConfig", "learning_rate", "train", "train_batch", "evaluate", "run_experiment", "summarize", "plot_results", "main"]
 
 #: RoPE models are also evaluated with these frequencies (no retraining): PI, NTK-aware,
 #: YaRN (frequencies and attention temperature), and YaRN's frequencies alone.
@@ -58,6 +69,9 @@ class ExperimentConfig:
     d_model, n_heads, d_ff, rope_base : the model (see :class:`posenc.model.ModelConfig`).
     workers : int
         Processes to train in (results do not depend on it).
+    dtype : {"float64", "float32"}
+        Precision of the training computation (parameters, activations, gradients and
+        Adam's moments); the trained parameters are returned in float64.
     """
 
     schemes: tuple = SCHEMES
@@ -78,6 +92,7 @@ class ExperimentConfig:
     d_ff: int = 64
     rope_base: float = 10000.0
     workers: int = 2
+    dtype: str = "float64"
 
     def __post_init__(self):
         # Every field is checked here, so a bad value fails before any work starts.
@@ -107,6 +122,7 @@ class ExperimentConfig:
         check_float("concentration", self.concentration, positive=True)
         check_int("chain_seed", self.chain_seed, minimum=0)
         check_int("workers", self.workers, minimum=1)
+        check_choice("dtype", self.dtype, ("float64", "float32"))
         object.__setattr__(self, "schemes", schemes)
         object.__setattr__(self, "seeds", seeds)
         object.__setattr__(self, "eval_multiples", multiples)
@@ -163,11 +179,16 @@ def learning_rate(step: int, config: ExperimentConfig) -> float:
 
 
 def _clip_by_global_norm(grads: dict, clip: float) -> None:
-    """Scale every gradient (in place) so that their joint Euclidean norm is at most ``clip``."""
-    norm = math.sqrt(sum(float(np.sum(g * g)) for g in grads.values()))
-    if norm > clip:
+    """Scale each model's gradients (in place) so that their joint Euclidean norm is at most ``clip``.
+
+    ``grads`` holds stacked gradients (leading model axis); every model has its own norm.
+    """
+    sq = sum(np.sum((g * g).reshape(len(g), -1), axis=1) for g in grads.values())
+    norm = np.sqrt(sq)
+    if np.any(norm > clip):
+        scale = np.where(norm > clip, clip / norm, 1.0)
         for g in grads.values():
-            g *= clip / norm
+            g *= scale.reshape((-1,) + (1,) * (g.ndim - 1)).astype(g.dtype)
 
 
 def _adam(params, grads, state, lr, t, b1=0.9, b2=0.999, eps=1e-8):
@@ -181,21 +202,68 @@ def _adam(params, grads, state, lr, t, b1=0.9, b2=0.999, eps=1e-8):
         params[k] -= lr * (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + eps)
 
 
-def train(config: ExperimentConfig, scheme: str, seed: int) -> tuple:
-    """Train one model; returns ``(params, losses)`` with the loss of every step."""
+def train_batch(config: ExperimentConfig, models) -> tuple:
+    """Train several models at once, as one computation along a leading model axis.
+
+    Each model is trained exactly as :func:`train` would train it alone (its own
+    initialisation and its own training batches, drawn from the seed), bit for bit: the
+    stack shares the work of every step, not the numbers.
+
+    Parameters
+    ----------
+    config : ExperimentConfig
+    models : sequence of (str, int)
+        ``(scheme, seed)`` pairs whose parameters have the same shapes (any schemes but
+        ``"learned"`` together, or ``"learned"`` alone).
+
+    Returns
+    -------
+    params : list of dict
+        The trained parameters of each model.
+    losses : numpy.ndarray, shape (len(models), config.steps)
+        Each model's training loss at every step.
+    """
+    if not isinstance(config, ExperimentConfig):
+        raise TypeError(f"config: expected an ExperimentConfig, got {type(config).__name__}")
+    models = _check_models(models)
+    configs = tuple(config.model_config(scheme) for scheme, _ in models)
+    seeds = [seed for _, seed in models]
     chain = make_chain(config.n_symbols, concentration=config.concentration, seed=config.chain_seed)
-    mc = config.model_config(scheme)
-    params = init_params(mc, seed)
-    rng = np.random.default_rng([seed, 1])
+    params = stack_params([init_params(mc, seed) for mc, seed in zip(configs, seeds)])
+    params = {k: v.astype(config.dtype) for k, v in params.items()}
+    terms = position_terms(configs, np.arange(config.train_len, dtype=np.float64), dtype=config.dtype)
+    data_rngs = {seed: np.random.default_rng([seed, 1]) for seed in dict.fromkeys(seeds)}  # one stream per seed
     state: dict = {}
-    losses = np.empty(config.steps)
+    losses = np.empty((len(models), config.steps))
     for step in range(1, config.steps + 1):
-        seq = sample_sequences(chain, config.batch, config.train_len, rng)
-        loss, grads = loss_and_grads(params, seq[:, :-1], seq[:, 1:], mc)
+        batch = {seed: sample_sequences(chain, config.batch, config.train_len, rng) for seed, rng in data_rngs.items()}
+        seq = np.stack([batch[seed] for seed in seeds])  # (M, batch, train_len + 1)
+        loss, grads = batch_loss_and_grads(params, seq[..., :-1], seq[..., 1:], configs, terms=terms)
         _clip_by_global_norm(grads, config.clip)
         _adam(params, grads, state, learning_rate(step, config), step)
-        losses[step - 1] = loss
-    return params, losses
+        losses[:, step - 1] = loss
+    return [{k: v.astype(np.float64) for k, v in p.items()} for p in unstack_params(params)], losses
+
+
+def _check_models(models) -> tuple:
+    if isinstance(models, (str, bytes)) or not isinstance(models, (list, tuple)) or not models:
+        raise TypeError(f"models: {_show(models)}; expected a non-empty list of (scheme, seed) pairs")
+    out = []
+    for item in models:
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            raise TypeError(f"models: {_show(item)} is not a (scheme, seed) pair")
+        out.append((check_choice("models", item[0], SCHEMES), check_int("models", item[1], minimum=0)))
+    if len({s == "learned" for s, _ in out}) > 1:
+        raise ValueError(f"models: {out!r}; a learned table is trained only with learned tables (other shapes)")
+    if len(set(out)) != len(out):
+        raise ValueError(f"models: {out!r}; expected no model twice")
+    return tuple(out)
+
+
+def train(config: ExperimentConfig, scheme: str, seed: int) -> tuple:
+    """Train one model; returns ``(params, losses)`` with the loss of every step."""
+    (params,), losses = train_batch(config, [(scheme, seed)])
+    return params, losses[0]
 
 
 def _nll(params, seq, mc, **kwargs):
@@ -264,17 +332,100 @@ def evaluate(config: ExperimentConfig, scheme: str, seed: int, params) -> list:
     return rows
 
 
-def _one(args):
-    config, scheme, seed = args
-    params, losses = train(config, scheme, seed)
-    rows = evaluate(config, scheme, seed, params)
-    for r in rows:
-        r["final_train_loss"] = float(losses[-50:].mean())
-    return rows
+def _stacks(config: ExperimentConfig) -> list:
+    """The models to train together: per seed, every scheme but ``"learned"`` (their
+    parameters have one shape, and they share the seed's training batches); the learned
+    tables of every seed in one more stack."""
+    shared = [s for s in config.schemes if s != "learned"]
+    stacks = [[(s, seed) for s in shared] for seed in config.seeds] if shared else []
+    if "learned" in config.schemes:
+        stacks.append([("learned", seed) for seed in config.seeds])
+    return stacks
+
+
+def _train_and_evaluate(args):
+    """Train one stack and evaluate each of its models: ``[((scheme, seed), rows), ...]``."""
+    config, models = args
+    with _one_blas_thread():
+        trained, losses = train_batch(config, models)
+        out = []
+        for (scheme, seed), params, loss in zip(models, trained, losses):
+            rows = evaluate(config, scheme, seed, params)
+            for r in rows:
+                r["final_train_loss"] = float(loss[-50:].mean())
+            out.append(((scheme, seed), rows))
+    return out
+
+
+def _openblas_threads():
+    """``(get, set)`` for the thread count of NumPy's own OpenBLAS (the scipy-openblas of
+    NumPy's wheels), or None when NumPy was built otherwise."""
+    import ctypes
+    import glob
+
+    libs = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    for path in sorted(glob.glob(os.path.join(libs, "libscipy_openblas*.so*"))):
+        try:
+            lib = ctypes.CDLL(path)
+            return lib.scipy_openblas_get_num_threads64_, lib.scipy_openblas_set_num_threads64_
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+@contextlib.contextmanager
+def _one_blas_thread():
+    """Run the block with NumPy's OpenBLAS on one thread, then restore the thread count.
+
+    Training multiplies matrices of a few dozen rows, thousands of times: a second BLAS
+    thread only adds synchronisation (on a busy machine, 20 times the single-thread time
+    was measured), and the workers of :func:`run_experiment` already use the cores.
+    Without a recognised OpenBLAS the block runs unchanged.
+    """
+    threads = _openblas_threads()
+    if threads is None:
+        yield
+        return
+    get, set_ = threads
+    before = get()
+    set_(1)
+    try:
+        yield
+    finally:
+        set_(before)
+
+
+def _keep_freed_memory() -> None:
+    """Ask glibc's ``malloc`` to keep the memory a training step frees, for the next step.
+
+    Every step allocates and frees the same arrays of a few megabytes; by default glibc
+    returns them to the system (it trims the heap) and the next step faults the pages in
+    again, which costs about as much as the arithmetic in float64 (``make bench``
+    measures it). Called only in the worker processes of :func:`run_experiment`, which
+    exit after training, never in the caller's process; without glibc it does nothing.
+    """
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        mallopt = libc.mallopt if libc is not None else None
+    except (OSError, AttributeError):
+        return
+    if mallopt is not None:
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # from glibc's malloc.h
+        mallopt(M_MMAP_THRESHOLD, 32 << 20)  # arrays up to 32 MiB come from the heap ...
+        mallopt(M_TRIM_THRESHOLD, 1 << 30)  # ... which keeps up to 1 GiB of freed memory
 
 
 def run_experiment(config: ExperimentConfig, *, progress=None) -> list:
     """Train and evaluate every (scheme, seed); returns the rows in a fixed order.
+
+    The models are trained in stacks (:func:`train_batch`: every scheme of a seed at
+    once, and the learned tables together), which gives each model exactly the result it
+    would have alone; with ``config.workers > 1`` the stacks are shared among as many
+    processes.
 
     Parameters
     ----------
@@ -294,23 +445,26 @@ def run_experiment(config: ExperimentConfig, *, progress=None) -> list:
     """
     if not isinstance(config, ExperimentConfig):
         raise TypeError(f"config: expected an ExperimentConfig, got {type(config).__name__}")
-    jobs = [(config, s, seed) for s in config.schemes for seed in config.seeds]
-    results = []
+    jobs = [(config, models) for models in _stacks(config)]
+    by_model = {}
+
+    def collect(done):
+        for (scheme, seed), rows in done:
+            by_model[scheme, seed] = rows
+            if progress:
+                progress(f"trained {scheme} seed {seed}")
+
     if config.workers > 1 and len(jobs) > 1:
         import multiprocessing as mp
 
         ctx = mp.get_context("fork")
-        with ctx.Pool(min(config.workers, len(jobs))) as pool:
-            for (cfg, s, seed), rows in zip(jobs, pool.imap(_one, jobs)):
-                results.extend(rows)
-                if progress:
-                    progress(f"trained {s} seed {seed}")
+        with ctx.Pool(min(config.workers, len(jobs)), initializer=_keep_freed_memory) as pool:
+            for done in pool.imap(_train_and_evaluate, jobs):
+                collect(done)
     else:
         for job in jobs:
-            results.extend(_one(job))
-            if progress:
-                progress(f"trained {job[1]} seed {job[2]}")
-    return results
+            collect(_train_and_evaluate(job))
+    return [r for s in config.schemes for seed in config.seeds for r in by_model[s, seed]]
 
 
 def summarize(rows: list) -> list:
@@ -482,6 +636,9 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
                         help="processes to train in; results do not depend on it (default: the number "
                         "of CPUs, %(default)s here)")
+    parser.add_argument("--dtype", choices=("float64", "float32"), default=default.dtype,
+                        help="precision of the training computation; float32 is about twice as fast "
+                        "(make bench) (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         config = replace(
@@ -493,6 +650,7 @@ def main(argv=None) -> int:
             eval_tokens=args.eval_tokens,
             steps=args.steps,
             workers=args.workers,
+            dtype=args.dtype,
         )
     except (TypeError, ValueError) as exc:
         message = str(exc)

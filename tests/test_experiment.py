@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from posenc.experiment import ExperimentConfig, learning_rate, main, run_experiment, summarize
+from posenc.experiment import ExperimentConfig, learning_rate, main, run_experiment, summarize, train, train_batch
 
 TINY = ExperimentConfig(schemes=("nope", "rope", "alibi"), seeds=(0, 1), train_len=8, eval_multiples=(1, 2),
                         eval_tokens=64, steps=6, batch=2, d_model=8, n_heads=2, d_ff=8, workers=1)
@@ -27,6 +27,48 @@ def test_serial_and_parallel_give_identical_results():
     assert not _same(serial, run_experiment(ExperimentConfig(**{**TINY.__dict__, "seeds": (0, 2)})))
     schemes = {r["scheme"] for r in serial}
     assert {"nope", "rope", "rope+pi", "rope+ntk", "rope+yarn", "alibi", "rope (shuffled positions)"} <= schemes
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_stack_trains_each_model_exactly_as_it_trains_alone(dtype):
+    config = ExperimentConfig(**{**TINY.__dict__, "schemes": ("nope", "sinusoidal", "learned", "rope", "alibi"),
+                                 "dtype": dtype})
+    for models in ([("rope", 1), ("nope", 0), ("alibi", 1), ("sinusoidal", 0)], [("learned", 0), ("learned", 1)]):
+        trained, losses = train_batch(config, models)
+        assert losses.shape == (len(models), config.steps)
+        for (scheme, seed), params, loss in zip(models, trained, losses):
+            alone, alone_loss = train(config, scheme, seed)
+            assert np.array_equal(loss, alone_loss), (scheme, seed)
+            assert all(np.array_equal(params[k], alone[k]) for k in alone), (scheme, seed)
+            assert all(v.dtype == np.float64 for v in params.values())
+
+
+@pytest.mark.parametrize(
+    "models, exc",
+    [
+        ([], TypeError),
+        ("rope", TypeError),
+        ([("rope",)], TypeError),
+        ([("xpos", 0)], ValueError),
+        ([("rope", -1)], ValueError),
+        ([("rope", 0.0)], TypeError),
+        ([("rope", 0), ("learned", 0)], ValueError),
+        ([("rope", 0), ("rope", 0)], ValueError),
+    ],
+)
+def test_train_batch_rejects_bad_models(models, exc):
+    with pytest.raises(exc, match=r"^models: "):
+        train_batch(TINY, models)
+    with pytest.raises(TypeError, match=r"^config: "):
+        train_batch({"steps": 1}, [("rope", 0)])
+
+
+def test_float32_training_stays_close_to_float64():
+    config = ExperimentConfig(**{**TINY.__dict__, "steps": 20})
+    _, l64 = train(config, "rope", 0)
+    _, l32 = train(ExperimentConfig(**{**config.__dict__, "dtype": "float32"}), "rope", 0)
+    assert not np.array_equal(l32, l64)  # the computation did run in float32
+    np.testing.assert_allclose(l32, l64, rtol=1e-3)
 
 
 def test_rows_and_summary_are_consistent():
@@ -93,6 +135,8 @@ def test_command_line_writes_the_table_and_the_figure(tmp_path, capsys):
         ({"rope_base": 1.0}, ValueError, "rope_base"),
         ({"rope_base": float("nan")}, ValueError, "rope_base"),
         ({"workers": 0}, ValueError, "workers"),
+        ({"dtype": "float16"}, ValueError, "dtype"),
+        ({"dtype": np.float32}, ValueError, "dtype"),
     ],
 )
 def test_bad_configuration_is_rejected(kwargs, exc, name):
@@ -149,6 +193,7 @@ def _cli(tmp_path, *args):
         (["--eval-tokens", "-5"], "--eval-tokens"),
         (["--steps", "0"], "--steps"),
         (["--workers", "0"], "--workers"),
+        (["--dtype", "float16"], "--dtype"),
         (["--bogus"], "--bogus"),
     ],
 )
@@ -205,7 +250,8 @@ def test_command_line_help_shows_every_default():
     import re
 
     entries = re.split(r"\n  (?=-)", text.split("options:", 1)[1])  # one entry per option
-    for option in ("--schemes", "--seeds", "--train-len", "--multiples", "--eval-tokens", "--steps", "--workers"):
+    for option in ("--schemes", "--seeds", "--train-len", "--multiples", "--eval-tokens", "--steps", "--workers",
+                   "--dtype"):
         (entry,) = [e for e in entries if e.startswith(option + " ")]
         assert "(default:" in " ".join(entry.split()), option
     assert "matplotlib" in text

@@ -6,7 +6,19 @@ import pytest
 from helpers import finite_difference_gradient
 
 from posenc import alibi_bias, apply_rope
-from posenc.model import SCHEMES, ModelConfig, forward, init_params, log_softmax, loss_and_grads
+from posenc.model import (
+    SCHEMES,
+    ModelConfig,
+    batch_forward,
+    batch_loss_and_grads,
+    forward,
+    init_params,
+    log_softmax,
+    loss_and_grads,
+    position_terms,
+    stack_params,
+    unstack_params,
+)
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -124,5 +136,102 @@ def test_rope_scores_are_relative_and_alibi_is_posencs_bias():
     ],
 )
 def test_bad_input_is_rejected(call, exc, name):
+    with pytest.raises(exc, match=rf"^{name}: "):
+        call()
+
+
+def _tiny_stack(schemes, dtype="float64"):
+    configs = tuple(ModelConfig(vocab=5, d_model=8, n_heads=2, d_ff=6, scheme=s, max_len=10) for s in schemes)
+    params = stack_params([init_params(c, i) for i, c in enumerate(configs)])
+    return configs, {k: v.astype(dtype) for k, v in params.items()}
+
+
+@pytest.mark.parametrize("schemes", [("nope", "sinusoidal", "rope", "alibi"), ("learned", "learned")])
+def test_every_batched_gradient_matches_finite_differences(schemes):
+    """A stack of models: the gradient of the sum of their losses is each model's own gradient."""
+    rng = np.random.default_rng(5)
+    configs, params = _tiny_stack(schemes)
+    x = rng.integers(0, 5, (len(configs), 2, 6))
+    y = rng.integers(0, 4, (len(configs), 2, 6))
+    _, grads = batch_loss_and_grads(params, x, y, configs)
+    assert set(grads) == set(params)
+    for key in params:
+        # every model, every parameter array; its first 3 entries along the last axis (a view,
+        # perturbed in place), to keep the test short
+        part = params[key][..., :3]
+        num = finite_difference_gradient(lambda: float(batch_loss_and_grads(params, x, y, configs)[0].sum()), part)
+        ref = grads[key][..., :3]
+        scale = max(np.max(np.abs(num)), np.max(np.abs(ref)), 1e-12)
+        assert np.max(np.abs(num - ref)) / scale < 1e-6, key
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_stack_gives_each_model_its_own_result_bit_for_bit(dtype):
+    schemes = ("rope", "nope", "alibi", "sinusoidal", "rope")
+    configs, params = _tiny_stack(schemes, dtype)
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 5, (len(configs), 3, 7))
+    y = rng.integers(0, 4, (len(configs), 3, 7))
+    losses, grads = batch_loss_and_grads(params, x, y, configs)
+    logits, same_losses = batch_forward(params, x, configs, targets=y)
+    assert np.array_equal(losses, same_losses) and losses.dtype == np.dtype(dtype)
+    for m, (c, p) in enumerate(zip(configs, unstack_params(params))):
+        loss, g = loss_and_grads(p, x[m], y[m], c)
+        assert loss == losses[m], c.scheme
+        assert all(np.array_equal(g[k], grads[k][m]) for k in g), c.scheme
+        assert np.array_equal(forward(p, x[m], c)[0], logits[m])
+        assert all(g[k].dtype == np.dtype(dtype) for k in g)
+
+
+def test_float32_gradients_agree_with_float64():
+    configs, p64 = _tiny_stack(("nope", "sinusoidal", "rope", "alibi"))
+    p32 = {k: v.astype(np.float32) for k, v in p64.items()}
+    rng = np.random.default_rng(7)
+    x, y = rng.integers(0, 5, (4, 2, 6)), rng.integers(0, 4, (4, 2, 6))
+    l64, g64 = batch_loss_and_grads(p64, x, y, configs)
+    l32, g32 = batch_loss_and_grads(p32, x, y, configs)
+    np.testing.assert_allclose(l32, l64, rtol=1e-5)
+    for k in g64:
+        assert np.max(np.abs(g32[k] - g64[k])) <= 1e-4 * max(np.max(np.abs(g64[k])), 1e-3), k
+
+
+def test_position_terms_are_neutral_for_schemes_that_do_not_use_them():
+    configs = tuple(ModelConfig(scheme=s) for s in ("nope", "sinusoidal", "rope", "alibi"))
+    terms = position_terms(configs, np.arange(6.0))
+    assert terms.encoding.shape == (4, 1, 6, 32) and terms.rope.shape == (4, 1, 1, 6, 4)
+    assert np.all(terms.encoding[[0, 2, 3]] == 0) and np.any(terms.encoding[1] != 0)
+    assert np.all(terms.rope[[0, 1, 3]] == 1) and np.any(terms.rope[2] != 1)
+    np.testing.assert_array_equal(terms.bias[0, 0], terms.bias[1, 0])
+    np.testing.assert_array_equal(terms.bias[3, 0], alibi_bias(4, 6))
+    only_nope = position_terms(configs[:1], np.arange(6.0))
+    assert only_nope.encoding is None and only_nope.rope is None and only_nope.learned_rows is None
+
+
+@pytest.mark.parametrize(
+    "call, exc, name",
+    [
+        (lambda: position_terms(ModelConfig(), np.arange(3.0)), TypeError, "configs"),
+        (lambda: position_terms([ModelConfig(), ModelConfig(scheme="learned")], np.arange(3.0)), ValueError, "configs"),
+        (lambda: position_terms([ModelConfig(), ModelConfig(d_ff=8)], np.arange(3.0)), ValueError, "configs"),
+        (lambda: position_terms([ModelConfig()], np.arange(3.0), dtype="float16"), ValueError, "dtype"),
+        (lambda: position_terms([ModelConfig()], np.zeros((2, 3))), ValueError, "positions"),
+        (lambda: position_terms([ModelConfig()], np.arange(3.0), attention_factor=0.0), ValueError, "attention_factor"),
+        (lambda: stack_params({"E": np.zeros(2)}), TypeError, "params_list"),
+        (lambda: stack_params([{"E": np.zeros(2)}, {"E": np.zeros(3)}]), ValueError, "params_list"),
+        (lambda: stack_params([{"E": np.zeros(2)}, {"U": np.zeros(2)}]), ValueError, "params_list"),
+        (lambda: batch_forward(stack_params([init_params(ModelConfig(), 0)]), [[0, 1]], [ModelConfig()]),
+         ValueError, "tokens"),
+        (lambda: batch_forward(stack_params([init_params(ModelConfig(), 0)]), [[[0, 1]]], [ModelConfig()],
+                               terms=position_terms([ModelConfig()], np.arange(3.0))), ValueError, "terms"),
+        (lambda: batch_forward(stack_params([init_params(ModelConfig(), 0)]), [[[0, 1]]], [ModelConfig()],
+                               terms=position_terms([ModelConfig()], np.arange(2.0)), positions=[0, 1]),
+         ValueError, "terms"),
+        (lambda: batch_forward(stack_params([init_params(ModelConfig(), 0)]), [[[0, 1]]], [ModelConfig()],
+                               terms=(0, 1)), TypeError, "terms"),
+        (lambda: batch_loss_and_grads(stack_params([init_params(ModelConfig(), 0)]), [[[0, 1]]], [[[0, 8]]],
+                                      [ModelConfig()]), ValueError, "targets"),
+    ],
+)
+def test_bad_batched_input_is_rejected(call, exc, name):
     with pytest.raises(exc, match=rf"^{name}: "):
         call()
