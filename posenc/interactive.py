@@ -435,6 +435,42 @@ def interactive_figure(
         menu; Plotly's own MIME type, with Plotly's own control, for JupyterLab; a still
         PNG for print); ``.figure`` is the Plotly JSON.
     """
+    control = _check_options(name, control, alt, control_label)
+    height = check_int("height", height, minimum=200)
+    n_states = _check_states(states)
+    labels = list(labels) if not isinstance(labels, str) else [labels]
+    if len(labels) != n_states or not all(isinstance(lab, str) for lab in labels):
+        raise ValueError(f"labels: {len(labels)} labels; expected one string per state ({n_states})")
+    initial = check_int("initial", initial, minimum=0)
+    if initial >= n_states:
+        raise ValueError(f"initial: {initial}; expected an index below the number of states ({n_states})")
+
+    data, owners = _traces(states, static, initial)
+    # State s shows its own traces and the static ones (owner None); Plotly's "update" steps
+    # and the page's restyle calls both take these precomputed masks.
+    steps = [
+        {"label": labels[s], "method": "update", "args": [{
+            "visible": [o in (s, None) for o in owners],
+            "showlegend": [o in (s, None) and "name" in tr for o, tr in zip(owners, data)],
+        }]}
+        for s in range(n_states)
+    ]
+    lay = _layout(height, title, x_title, y_title, x_range, y_range, layout)
+    page = {
+        "data": data,
+        "layout": lay,
+        "labels": [_plain(lab_) for lab_ in labels],
+        "states": [step["args"][0] for step in steps],
+        "status": [_status(control_label, labels[s], s, n_states) for s in range(n_states)],
+    }
+    figure = {"data": data, "layout": _with_plotly_control(lay, control, steps, initial, control_label)}
+    return InteractiveFigure(figure, name, n_states, height, alt=alt.strip(), control=control,
+                             labels=tuple(page["labels"]), control_label=_plain(control_label),
+                             initial=initial, page=page)
+
+
+def _check_options(name, control, alt, control_label) -> str:
+    """The control's kind, once the element id, the kind, the alt text and the control's label are checked."""
     if not isinstance(name, str) or not _ID.match(name):
         raise ValueError(
             f"name: {name!r} is not a valid element id; expected lowercase letters, digits and hyphens, "
@@ -449,7 +485,11 @@ def interactive_figure(
         raise ValueError(f"alt: {alt!r} says nothing; expected a description of what the figure shows")
     if not isinstance(control_label, str):
         raise TypeError(f"control_label: expected a string, got {control_label!r} of type {type(control_label).__name__}")
-    height = check_int("height", height, minimum=200)
+    return control
+
+
+def _check_states(states) -> int:
+    """The number of states, once checked: at least two, each the same positive number of trace dicts."""
     if isinstance(states, (str, bytes)) or not hasattr(states, "__len__"):
         raise TypeError(f"states: expected a sequence of states (lists of trace dicts), got {type(states).__name__}")
     n_states = len(states)
@@ -469,15 +509,18 @@ def interactive_figure(
         for t, trace in enumerate(traces):
             if not isinstance(trace, dict):
                 raise TypeError(f"states: states[{s}][{t}] is a {type(trace).__name__}; expected a dict")
-    labels = list(labels) if not isinstance(labels, str) else [labels]
-    if len(labels) != n_states or not all(isinstance(lab, str) for lab in labels):
-        raise ValueError(f"labels: {len(labels)} labels; expected one string per state ({n_states})")
-    initial = check_int("initial", initial, minimum=0)
-    if initial >= n_states:
-        raise ValueError(f"initial: {initial}; expected an index below the number of states ({n_states})")
+    return n_states
 
+
+def _traces(states, static, initial: int) -> tuple[list, list]:
+    """Every state's traces, then the static ones, as Plotly dicts; and each one's state (None if static).
+
+    A state's trace without a colour gets the Okabe-Ito colour of its index within the state
+    (the same in every state, so the legend stays put); static traces are grey by default.
+    Only the initial state is visible and in the legend at first.
+    """
     fixed = [_clean(dict(trace), f"static[{i}]") for i, trace in enumerate(static)]
-    data = []
+    data, owners = [], []
     for s, traces in enumerate(states):
         for t, trace in enumerate(traces):
             tr = _clean(dict(trace), f"states[{s}][{t}]")
@@ -490,6 +533,7 @@ def interactive_figure(
             tr["showlegend"] = bool(tr.get("showlegend", True)) and s == initial if "name" in tr else False
             tr["visible"] = s == initial
             data.append(tr)
+            owners.append(s)
     for tr in fixed:
         tr.setdefault("type", "scatter")
         if tr["type"] == "scatter":
@@ -497,26 +541,18 @@ def interactive_figure(
         tr["showlegend"] = bool(tr.get("showlegend", True)) and "name" in tr  # no "trace N" entries
         tr["visible"] = True
         data.append(tr)
+        owners.append(None)
+    return data, owners
 
-    def mask(s: int) -> list:
-        return [k == s for k in range(n_states) for _ in range(per_state)] + [True] * len(fixed)
 
-    def legend(s: int) -> list:
-        return [k == s and "name" in data[k * per_state + t] for k in range(n_states) for t in range(per_state)] + [
-            "name" in tr for tr in fixed
-        ]
-
-    steps = [
-        {"label": labels[s], "method": "update", "args": [{"visible": mask(s), "showlegend": legend(s)}]}
-        for s in range(n_states)
-    ]
-    font = {"family": "DejaVu Sans, Arial, sans-serif", "size": 13, "color": "#222222"}
+def _layout(height, title, x_title, y_title, x_range, y_range, extra) -> dict:
+    """The page's Plotly layout: the book's font, axes and margins, then the caller's entries."""
     axis = {"showgrid": True, "gridcolor": "#e5e5e5", "zeroline": False, "linecolor": "#444444",
             "ticks": "outside", "automargin": True}
     lay = {
         # The book's div has this height; JupyterLab's Plotly renderer, given none, draws 360 px.
         "height": height,
-        "font": font,
+        "font": {"family": "DejaVu Sans, Arial, sans-serif", "size": 13, "color": "#222222"},
         "paper_bgcolor": "#ffffff",
         "plot_bgcolor": "#ffffff",
         # room above the plot for the legend (one or two rows on a phone) and the title; below
@@ -534,15 +570,18 @@ def interactive_figure(
         lay["xaxis"]["range"] = _clean(list(x_range), "x_range")
     if y_range is not None:
         lay["yaxis"]["range"] = _clean(list(y_range), "y_range")
-    if layout:
-        extra = _clean(dict(layout), "layout")
-        for key, value in extra.items():
-            if isinstance(value, dict) and isinstance(lay.get(key), dict):
-                lay[key] = {**lay[key], **value}
-            else:
-                lay[key] = value
-    # The page draws `lay` and switches states with its own native control; JupyterLab's
-    # figure (and the still drawn from it) carries Plotly's own slider or menu instead.
+    if extra:
+        for key, value in _clean(dict(extra), "layout").items():
+            merge = isinstance(value, dict) and isinstance(lay.get(key), dict)
+            lay[key] = {**lay[key], **value} if merge else value
+    return lay
+
+
+def _with_plotly_control(lay: dict, control: str, steps: list, initial: int, control_label: str) -> dict:
+    """A copy of the page's layout with Plotly's own slider or menu: JupyterLab's figure, and the still's.
+
+    The page draws ``lay`` and switches states with its own native control instead.
+    """
     lab = json.loads(json.dumps(lay))
     lab["margin"]["b"] = max(lab["margin"].get("b", 0), 120)
     if control == "slider":
@@ -554,30 +593,21 @@ def interactive_figure(
             "x": 0,
             "steps": steps,
         }]
-    else:
-        lab["updatemenus"] = [{
-            "type": "dropdown",
-            # Opens upwards: below the plot there is no room, and a menu opening down is clipped.
-            "direction": "up",
-            "active": initial,
-            "buttons": steps,
-            "x": 0,
-            "xanchor": "left",
-            "y": -0.22,
-            "yanchor": "top",
-            "showactive": True,
-        }]
-        if control_label:
-            lab["annotations"] = [{"text": control_label, "showarrow": False, "x": 0, "xref": "paper",
-                                   "xanchor": "right", "y": -0.22, "yref": "paper", "yanchor": "top"}
-                                  ] + lab.get("annotations", [])
-    page = {
-        "data": data,
-        "layout": lay,
-        "labels": [_plain(lab_) for lab_ in labels],
-        "states": [step["args"][0] for step in steps],
-        "status": [_status(control_label, labels[s], s, n_states) for s in range(n_states)],
-    }
-    return InteractiveFigure({"data": data, "layout": lab}, name, n_states, height, alt=alt.strip(),
-                             control=control, labels=tuple(page["labels"]), control_label=_plain(control_label),
-                             initial=initial, page=page)
+        return lab
+    lab["updatemenus"] = [{
+        "type": "dropdown",
+        # Opens upwards: below the plot there is no room, and a menu opening down is clipped.
+        "direction": "up",
+        "active": initial,
+        "buttons": steps,
+        "x": 0,
+        "xanchor": "left",
+        "y": -0.22,
+        "yanchor": "top",
+        "showactive": True,
+    }]
+    if control_label:
+        lab["annotations"] = [{"text": control_label, "showarrow": False, "x": 0, "xref": "paper",
+                               "xanchor": "right", "y": -0.22, "yref": "paper", "yanchor": "top"}
+                              ] + lab.get("annotations", [])
+    return lab
