@@ -548,7 +548,7 @@ class Results:
 
     @property
     def names(self) -> list:
-        """Evaluated names in order: schemes, RoPE variants, then the shuffled controls."""
+        """The evaluated names, in order (schemes, RoPE variants, then the shuffled controls)."""
         return list(dict.fromkeys(name for name, _, _ in self.losses))
 
     def excess(self, name: str, multiple: int, region: str) -> np.ndarray:
