@@ -20,8 +20,18 @@ scheme is pluggable and uses `posenc`'s own implementations:
 ``"alibi"``
     :func:`posenc.alibi.alibi_bias` added to the scores of every layer.
 
-Parameters live in a plain ``dict`` of arrays; :func:`loss_and_grads` returns the mean
-next-token loss and a dict of gradients with the same keys. Everything is float64.
+Parameters live in a plain ``dict`` of arrays; :func:`forward` returns the logits (and the
+mean next-token loss when given targets), :func:`loss_and_grads` the loss and a dict of
+gradients with the same keys.
+
+Training runs many small models (schemes x seeds). :func:`batch_forward` and
+:func:`batch_loss_and_grads` compute a *stack* of them at once, along a leading model axis
+(:func:`stack_params`): any schemes whose parameters have one shape (all but
+``"learned"``, or learned tables together), each with its own position terms
+(:func:`position_terms`, computed once per set of positions). Each model's numbers are
+exactly those it has alone; :func:`forward` and :func:`loss_and_grads` are the stack of
+one. The computation runs in the parameters' dtype, float64 (the default) or float32;
+angles and frequencies are computed in float64 either way.
 """
 
 from __future__ import annotations
