@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := --all -W -n --keep-going
 NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: all venv book test unit regression portability strict-build site-test site-test-after-build pdf pdf-test dist build baselines format lab lab-setup bench clean
+.PHONY: all venv book test unit regression portability strict-build site-test site-test-after-build notebook-test-after-build pdf pdf-test dist build baselines format lab lab-setup bench clean
 
 all: book
 
@@ -32,19 +32,23 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
 	@echo "Open _build/html/index.html in a browser."
 
-## make test: unit tests and baseline currency; then, two at a time on the two cores, the
-## strict build followed by the browser test of that build (site-test-after-build), the
-## notebook regression (nbval) and the regression re-run under each other BLAS kernel
-## (tests/test_portability.py).
-# Each kernel of the sweep is its own job (portability-KERNEL), so that the jobs share the
-# cores; the browser test, which waits on pages much of its time, shares them with the sweep.
+## make test: two at a time on the two cores, the strict build followed by the browser test
+## of that build (site-test-after-build), the unit tests and baseline currency, the notebook
+## regression (nbval), the regression re-run under each other BLAS kernel
+## (tests/test_portability.py), and the downloaded notebooks of the build
+## (notebook-test-after-build).
+# The strict build and then the browser test are the longest chain, so they start first and
+# run in one job; the other jobs take the second core in the order listed (each kernel of the
+# sweep is its own job), the downloaded notebooks last, when the build they read is done.
 SWEEP_KERNELS := Sandybridge Haswell Nehalem
 test: $(STAMP)
-	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py --ignore=tests/test_local_notebooks.py -m "not portability"
-	$(MAKE) -j2 --output-sync=target site-test-after-build regression $(addprefix portability-,$(SWEEP_KERNELS))
+	$(MAKE) -j2 --output-sync=target site-test-after-build unit regression $(addprefix portability-,$(SWEEP_KERNELS)) notebook-test-after-build
 
 site-test-after-build: strict-build
-	$(MAKE) site-test
+	$(BIN)/python -m pytest tests/test_site.py -rs
+
+notebook-test-after-build: strict-build
+	$(BIN)/python -m pytest tests/test_local_notebooks.py -rs
 
 strict-build: $(STAMP)
 	$(BIN)/jupyter-book build . $(BUILD_FLAGS)

@@ -11,11 +11,16 @@ and the build refuses another version: the figures' JSON is written by that pack
 trace type outside the bundle would not draw; the browser test (tests/test_site.py) fails
 on any trace plotly.js did not draw as the type it was given. This extension
 
-- adds ``_static/plotly-basic.min.js`` to the ``<head>`` of exactly the pages that hold
-  such a figure (a plain, synchronous script, so it is defined before the figures' inline
-  scripts run; pages without a figure do not load it), and
-- copies ``plotly-basic.min.js`` into the site's ``_static`` once per build, so the book
-  works offline and from ``file://``, and
+- adds ``_static/plotly-lazy.js`` (``_ext/plotly-lazy.js``, 3 kB) to the ``<head>`` of exactly
+  the pages that hold such a figure (a plain, synchronous script, so it is defined before
+  the figures' inline scripts run; pages without a figure do not load it). It stands in for
+  ``window.Plotly`` and loads ``plotly-basic.min.js`` only when a figure comes near the
+  viewport, then draws it: a reader who never scrolls to a figure never downloads plotly.js,
+  and a page's first load stays within the browser test's weight budget (tests/test_site.py
+  measures the first load and the load after every figure is drawn). Nothing else waits for
+  it: the figure's ``<div>`` keeps its size, role and alt text, and its control works;
+- copies ``plotly-basic.min.js`` and ``plotly-lazy.js`` into the site's ``_static`` once per
+  build, so the book works offline and from ``file://``, and
 - drops MyST-NB's build warning ``skipping unknown output mime type:
   application/vnd.plotly.v1+json``, and only that one. An interactive figure's output
   carries its figure twice: as ``text/html`` (what the book shows) and as Plotly's own
@@ -40,6 +45,7 @@ import shutil
 MARKER = 'class="posenc-interactive"'
 PACKAGE = "plotly.js-basic-dist-min"  # the npm package, pinned in tools/assets.json
 TARGET = "plotly-basic.min.js"
+LOADER = pathlib.Path(__file__).with_name("plotly-lazy.js")  # what the pages load: see the docstring
 FETCH_ASSETS = pathlib.Path(__file__).resolve().parents[1] / "tools" / "fetch_assets.py"
 
 
@@ -76,7 +82,7 @@ def _plotly_js() -> pathlib.Path:
 
 def _page_context(app, pagename, templatename, context, doctree):
     if MARKER in context.get("body", ""):
-        app.add_js_file(TARGET, priority=200)
+        app.add_js_file(LOADER.name, priority=200)
         app.env.posenc_plotly_pages = getattr(app.env, "posenc_plotly_pages", set()) | {pagename}
 
 
@@ -90,6 +96,7 @@ def _copy(app, exception):
         static = pathlib.Path(app.outdir) / "_static"
         static.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(_plotly_js(), static / TARGET)
+        shutil.copyfile(LOADER, static / LOADER.name)
 
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"

@@ -28,6 +28,11 @@ so its name is the text it shows. pydata-sphinx-theme 0.15.4's sidebar search bu
 "Search Ctrl+K" but is labelled ``aria-label="Search"``; ``templates/search-button-field.html``
 is the theme's template without that ``aria-label`` (its name is then what it shows).
 
+Sphinx's module index (``py-modindex.html``) groups posenc's modules under an expand/collapse
+toggle, an ``<img alt="-">`` with a click handler: the keyboard cannot reach it and a screen
+reader announces it as "-". The index is one package and its dozen modules, on one screen:
+``templates/domainindex.html`` is Sphinx's template without the toggle, every entry shown.
+
 Docutils 0.21's HTML writer gives each bibliography entry ``role="doc-biblioentry"``, a role
 DPUB-ARIA 1.1 deprecates (axe-core's ``aria-deprecated-role``); the entries' list then has
 no list item (``aria-required-children``). DPUB-ARIA 1.1 says to use ``listitem`` inside the

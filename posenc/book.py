@@ -93,7 +93,9 @@ def glue(name: str, value, *, decimals: int | None = None, sig: int | None = Non
     Within the book (MyST-NB installed) this calls ``myst_nb.glue(name, value,
     display=False)``, so the text quotes it with ``{glue:text}`name``` (or with a
     format, ``{glue:text}`name:.3f```, whose digits must not exceed ``decimals``).
-    Without MyST-NB nothing is recorded.  Returns the rounded value.
+    Without MyST-NB nothing is recorded.  Returns None, as ``myst_nb.glue`` does, so a
+    cell that ends on a glue call shows nothing (in the page or in a downloaded
+    notebook); :func:`rounded` gives the value itself.
 
     Raises
     ------
@@ -106,6 +108,6 @@ def glue(name: str, value, *, decimals: int | None = None, sig: int | None = Non
     try:
         from myst_nb import glue as myst_glue
     except ImportError:
-        return value
+        return None
     myst_glue(name, value, display=False)
-    return value
+    return None

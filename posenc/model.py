@@ -20,8 +20,18 @@ scheme is pluggable and uses `posenc`'s own implementations:
 ``"alibi"``
     :func:`posenc.alibi.alibi_bias` added to the scores of every layer.
 
-Parameters live in a plain ``dict`` of arrays; :func:`loss_and_grads` returns the mean
-next-token loss and a dict of gradients with the same keys. Everything is float64.
+Parameters live in a plain ``dict`` of arrays; :func:`forward` returns the logits (and the
+mean next-token loss when given targets), :func:`loss_and_grads` the loss and a dict of
+gradients with the same keys.
+
+Training runs many small models (schemes x seeds). :func:`batch_forward` and
+:func:`batch_loss_and_grads` compute a *stack* of them at once, along a leading model axis
+(:func:`stack_params`): any schemes whose parameters have one shape (all but
+``"learned"``, or learned tables together), each with its own position terms
+(:func:`position_terms`, computed once per set of positions). Each model's numbers are
+exactly those it has alone; :func:`forward` and :func:`loss_and_grads` are the stack of
+one. The computation runs in the parameters' dtype, float64 (the default) or float32;
+angles and frequencies are computed in float64 either way.
 """
 
 from __future__ import annotations
@@ -288,7 +298,7 @@ class AttentionCache(NamedTuple):
     """What one attention layer's backward pass needs from its forward pass."""
 
     h: np.ndarray  # (M, B*T, d) the layer's input
-    q: np.ndarray  # (M, B, H, T, dh) queries (rotated, for RoPE)
+    q: np.ndarray  # (M, B, H, T, dh) queries (rotated, for RoPE) over sqrt(dh)
     k: np.ndarray  # (M, B, H, T, dh) keys (rotated, for RoPE)
     v: np.ndarray  # (M, B, H, T, dh) values
     a: np.ndarray  # (M, B, H, T, T) attention weights
@@ -346,23 +356,26 @@ def _attention_forward(h, p, layer, terms, B, T):
     if terms.rope is not None:
         q = apply_rope(q, table=terms.rope)
         k = apply_rope(k, table=terms.rope)
-    s = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1]) + terms.bias  # the bias holds the mask (-inf) too
+    q = q / math.sqrt(q.shape[-1])  # the scores' scale, on the (smaller) queries
+    s = q @ k.swapaxes(-1, -2)
+    s += terms.bias  # the bias holds the mask (-inf) too
     s -= s.max(axis=-1, keepdims=True)
-    a = np.exp(s)
+    a = np.exp(s, out=s)
     a /= a.sum(axis=-1, keepdims=True)
     o = _merge(a @ v)
     return o @ p[f"Wo{layer}"], AttentionCache(h, q, k, v, a, o)
 
 
 def _attention_backward(dout, cache, p, layer, terms, grads):
-    h, q, k, v, a, o = cache
+    h, q, k, v, a, o = cache  # q: the rotated queries over sqrt(dh)
     grads[f"Wo{layer}"] = _weight_grad(o, dout)
     B, H, T = q.shape[1:4]
     do = _split(dout @ p[f"Wo{layer}"].swapaxes(-1, -2), B, T, H)
     da = do @ v.swapaxes(-1, -2)
     dv = a.swapaxes(-1, -2) @ do
-    ds = a * (da - np.sum(da * a, axis=-1, keepdims=True)) / math.sqrt(q.shape[-1])
-    dq = ds @ k
+    # through the softmax: ds_ij = a_ij (da_ij - sum_l da_il a_il), the sum a row-wise dot product
+    ds = a * (da - np.einsum("...ij,...ij->...i", da, a)[..., None])
+    dq = ds @ k / math.sqrt(q.shape[-1])
     dk = ds.swapaxes(-1, -2) @ q
     if terms.rope is not None:
         # q_rot = s R_m q, so dq = s R_m^T dq_rot = s R_{-m} dq_rot: the conjugate table.

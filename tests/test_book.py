@@ -64,8 +64,14 @@ def test_glue_rejects_a_bad_name(name):
         glue(name, 1)
 
 
-def test_glue_returns_the_rounded_value():
-    assert glue("x", 0.123456, decimals=2) == 0.12
+def test_glue_records_the_rounded_value_and_returns_none(monkeypatch):
+    """The value recorded is the rounded one; nothing is returned, so a cell ending on glue shows nothing."""
+    import myst_nb
+
+    recorded = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: recorded.update({name: (value, display)}))
+    assert glue("x", 0.123456, decimals=2) is None
+    assert recorded == {"x": (0.12, False)}
 
 
 def test_glue_runs_without_myst_nb():
@@ -73,7 +79,7 @@ def test_glue_runs_without_myst_nb():
     code = (
         "import sys; sys.modules['myst_nb'] = None\n"
         "from posenc.book import glue\n"
-        "print(glue('x', 2.0 / 3.0, decimals=3))\n"
+        "print(glue('x', 2.0 / 3.0, decimals=3), sys.modules['myst_nb'])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "0.667"
+    assert out.stdout.strip() == "None None"

@@ -218,3 +218,54 @@ def test_codeautolink_reads_an_untitled_section_with_the_fix():
         CodeBlockAnalyser.depart_section = saved
     names = [name.code_str for t in visitor.source_transforms for name in t.names]
     assert "posenc.apply_rope" in names, names
+
+
+def _png(pixels, mode: str = "RGB") -> bytes:
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.fromarray(np.asarray(pixels, dtype=np.uint8), mode).save(out, format="PNG")
+    return out.getvalue()
+
+
+def _chart(size: int = 400):
+    """A white chart: grey grid lines and two anti-aliased coloured curves (a few hundred colours)."""
+    import numpy as np
+
+    image = np.full((size, size, 3), 255.0)
+    image[::40, :] = image[:, ::40] = 229
+    x = np.arange(size)
+    for k, colour in ((1, (0, 114, 178)), (3, (213, 94, 0))):
+        y = size / 2 + size / 3 * np.sin(k * x / 40)
+        for row in range(size):
+            cover = np.clip(2.0 - np.abs(row - y), 0, 1)[:, None]  # a 3-pixel line with soft edges
+            image[row] = image[row] * (1 - cover) + np.array(colour) * cover
+    return image.round()
+
+
+def test_figure_pngs_take_a_palette_only_when_it_is_faithful():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    images = _ext("posenc_images")
+    chart = _png(_chart())
+    smaller = images.palette_png(chart)
+    assert smaller is not None and len(smaller) < len(chart)
+    with Image.open(io.BytesIO(smaller)) as image:
+        assert image.mode == "P"
+        diff = np.abs(np.asarray(image.convert("RGB"), int) - _chart().astype(int))
+    assert diff.mean() <= images.MAX_MEAN_ERROR
+    assert images.palette_png(smaller) is None  # already a palette image
+    # A smooth gradient over the whole image (65,000 colours) does not fit in 256: kept.
+    ramp = np.linspace(0, 255, 256)
+    gradient = np.stack([*np.meshgrid(ramp, ramp[::-1]), np.full((256, 256), 128.0)], axis=2)
+    assert images.palette_png(_png(gradient)) is None
+    # A transparent pixel: kept as it is.
+    rgba = np.concatenate([_chart(), np.full((400, 400, 1), 255.0)], axis=2)
+    rgba[0, 0, 3] = 0
+    assert images.palette_png(_png(rgba, "RGBA")) is None
