@@ -1152,22 +1152,33 @@ def read_run(directory) -> tuple:
     return config, summary
 
 
-def write_losses(results: Results, path: str) -> None:
-    """Write the per-sequence losses, the optima, the training and the held-out curves of
-    a run to a compressed NumPy archive, from which :func:`read_results` rebuilds the
-    :class:`Results` (without the trained parameters).
+def write_losses(results: Results, path: str, *, curves: bool = True) -> None:
+    """Write the per-sequence losses, the optima and (with ``curves``) the training and
+    held-out curves of a run to a compressed NumPy archive, from which
+    :func:`read_results` rebuilds the :class:`Results` (without the trained parameters).
 
     Keys: ``loss|<name>|<multiple>|<region>`` (``(n_seeds, n_sequences)``),
     ``optimum|<multiple>|<region>`` (``(n_sequences,)``), ``train|<scheme>`` and
     ``heldout|<scheme>`` (``(n_seeds, steps)`` and ``(n_seeds, checkpoints)``), all float64.
+    A loss table identical to one stored before it (the "within" tokens of a scheme whose
+    loss does not depend on the length read, by causality) is stored as
+    ``same|<name>|<multiple>|<region>``, holding the earlier key.
     """
     _check_results(results)
-    arrays = {f"loss|{n}|{k}|{r}": v for (n, k, r), v in results.losses.items()}
-    arrays.update({f"optimum|{k}|{r}": v for (k, r), v in results.optimum.items()})
-    arrays.update({f"train|{s}": v for s, v in results.train_loss.items()})
-    arrays.update({f"heldout|{s}": v for s, v in results.heldout.items()})
+    arrays, seen = {}, []
+    for (n, k, r), v in results.losses.items():
+        twin = next((key for key, w in seen if np.array_equal(v, w)), None)
+        if twin is None:
+            arrays[f"loss|{n}|{k}|{r}"] = np.asarray(v, dtype=np.float64)
+            seen.append((f"loss|{n}|{k}|{r}", v))
+        else:
+            arrays[f"same|{n}|{k}|{r}"] = np.array(twin)
+    arrays.update({f"optimum|{k}|{r}": np.asarray(v, dtype=np.float64) for (k, r), v in results.optimum.items()})
+    if curves:
+        arrays.update({f"train|{s}": np.asarray(v, dtype=np.float64) for s, v in results.train_loss.items()})
+        arrays.update({f"heldout|{s}": np.asarray(v, dtype=np.float64) for s, v in results.heldout.items()})
     with open(path, "wb") as fh:
-        np.savez_compressed(fh, **{k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()})
+        np.savez_compressed(fh, **arrays)
 
 
 def read_results(directory, *, eval_seed=None) -> Results:
@@ -1176,25 +1187,33 @@ def read_results(directory, *, eval_seed=None) -> Results:
     and :func:`check_claims` accept it like a live run's.
 
     With ``eval_seed``, the same trained models scored on that evaluation sample
-    (``losses-eval<eval_seed>.npz``, written with ``--fresh-eval-seeds``).
+    (``losses-eval<eval_seed>.npz``, written with ``--fresh-eval-seeds``; the training
+    and held-out curves are the run's own).
     """
+    directory = os.fspath(directory)
     config, _ = read_run(directory)
-    name = "losses.npz"
+    names = ["losses.npz"]
     if eval_seed is not None and eval_seed != config.eval_seed:
         config = replace(config, eval_seed=check_int("eval_seed", eval_seed, minimum=0))
-        name = f"losses-eval{eval_seed}.npz"
+        names.insert(0, f"losses-eval{eval_seed}.npz")
     losses, optimum, train_loss, heldout = {}, {}, {}, {}
-    with np.load(os.path.join(os.fspath(directory), name)) as data:
-        for key in data.files:
-            kind, *rest = key.split("|")
-            if kind == "loss":
-                losses[(rest[0], int(rest[1]), rest[2])] = data[key]
-            elif kind == "optimum":
-                optimum[(int(rest[0]), rest[1])] = data[key]
-            elif kind == "train":
-                train_loss[rest[0]] = data[key]
-            else:
-                heldout[rest[0]] = data[key]
+    for i, name in enumerate(names):
+        with np.load(os.path.join(directory, name)) as data:
+            for key in data.files:
+                kind, *rest = key.split("|")
+                if kind in ("loss", "same", "optimum") and i > 0:
+                    continue  # the fresh sample's scores, not the run's own
+                if kind == "loss":
+                    losses[(rest[0], int(rest[1]), rest[2])] = data[key]
+                elif kind == "same":
+                    _, n, k, r = str(data[key]).split("|")
+                    losses[(rest[0], int(rest[1]), rest[2])] = losses[(n, int(k), r)]
+                elif kind == "optimum":
+                    optimum[(int(rest[0]), rest[1])] = data[key]
+                elif kind == "train":
+                    train_loss[rest[0]] = data[key]
+                else:
+                    heldout[rest[0]] = data[key]
     return Results(config, losses, optimum, train_loss, heldout, {})  # the archive keeps the run's order
 
 
@@ -1370,7 +1389,7 @@ def main(argv=None) -> int:
     written = "config.json, results.csv, summary.csv, heldout.csv, losses.npz"
     for k in args.fresh_eval_seeds or ():
         print(f"scoring the trained models on evaluation sample {k}", file=sys.stderr, flush=True)
-        write_losses(reevaluate(results, k), os.path.join(args.out, f"losses-eval{k}.npz"))
+        write_losses(reevaluate(results, k), os.path.join(args.out, f"losses-eval{k}.npz"), curves=False)
         written += f", losses-eval{k}.npz"
     if matplotlib is not None:
         matplotlib.use("Agg")

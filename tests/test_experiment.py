@@ -472,6 +472,29 @@ def test_command_line_help_runs_cleanly():
     assert out.stderr == ""  # no RuntimeWarning about a module imported before it ran
 
 
+@pytest.mark.parametrize("eval_seed", [1, 2])
+def test_every_claim_of_the_chapter_holds_on_fresh_evaluation_tokens(eval_seed):
+    """Chapter 6 asserts book_claims() on the record's evaluation sample 0; the same trained models,
+    scored on fresh tokens (recorded with --fresh-eval-seeds 1,2), must give every claim again with
+    its whole interval on the claimed side."""
+    from posenc.experiment import BOOK_RUN, read_results
+
+    book = read_results(BOOK_RUN)
+    fresh = read_results(BOOK_RUN, eval_seed=eval_seed)
+    assert not np.array_equal(fresh.optimum[(8, "beyond")], book.optimum[(8, "beyond")])
+    assert all(np.array_equal(fresh.train_loss[s], book.train_loss[s]) for s in book.config.schemes)
+    failed = [(str(c), np.round(iv, 3)) for c, iv, holds in check_claims(fresh, book_claims()) if not holds]
+    assert failed == []
+
+
+def test_the_book_record_is_the_book_configuration():
+    from posenc.experiment import BOOK_RUN, read_results
+
+    book = read_results(BOOK_RUN)
+    assert book.config == replace(ExperimentConfig.book(), workers=book.config.workers)
+    assert book.config.dtype == "float64" and len(book.config.seeds) >= 3
+
+
 def test_reevaluate_scores_the_same_models_as_a_run_with_that_evaluation_seed(tiny):
     fresh = reevaluate(tiny, 1)
     assert _same(fresh, run_experiment(replace(TINY, eval_seed=1)))
