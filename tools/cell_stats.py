@@ -30,9 +30,8 @@ import re
 import statistics
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-CHAPTERS = ROOT / "chapters"
-BASELINES = ROOT / "tests" / "baselines"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
+from booktools import baseline_for, chapter_sources  # noqa: E402  (where chapters and baselines live)
 
 HIDDEN = {"remove-cell", "remove-input"}
 FOLDED = {"hide-input", "hide-cell"}
@@ -162,7 +161,7 @@ def code_cells(path: pathlib.Path):
 
 def baseline_outputs(path: pathlib.Path, cells) -> list | None:
     """Each code cell's stored outputs; None when the baseline is missing or stale."""
-    baseline = BASELINES / (path.stem + ".ipynb")
+    baseline = baseline_for(path)
     if not baseline.exists():
         return None
     stored = [c for c in json.loads(baseline.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
@@ -213,7 +212,7 @@ def row(name: str, s: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    paths = [pathlib.Path(a).resolve() for a in argv] or sorted(CHAPTERS.glob("[0-9][0-9]_*.md"))
+    paths = [pathlib.Path(a).resolve() for a in argv] or chapter_sources()
     print(f"{'chapter':<26} {'shown':>5} {'median':>6} {'bkp':>5} {'glue/ass/pr':>12} {'asserts':>9} {'constant':>8} {'fixed':>5}")
     everything, outputs_all, details = [], [], []
     for path in paths:
