@@ -86,6 +86,18 @@ ROPE_VARIANTS = ("rope+pi", "rope+ntk", "rope+yarn-released", "rope+yarn-paper")
 #: --out posenc/data/book-4x``; read it with :func:`read_run`.
 BOOK_4X = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "book-4x")
 
+#: Plain RoPE trained at 256 symbols (heads of 16, d = 64, 3 seeds, float64, 2000 steps), where
+#: YaRN's ramp keeps plane 0 whole, evaluated at 256, 512 and 1024 with PI, NTK-aware and both
+#: YaRN ramps; recorded once with ``python -m posenc.experiment --schemes rope --seeds 3
+#: --train-len 256 --multiples 1,2,4 --eval-sequences 128 --long-sequences 16 --steps 2000
+#: --dtype float64 --out posenc/data/yarn-L256``; read it with :func:`read_run`.
+BOOK_YARN_L256 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "yarn-L256")
+
+#: Seed 0 of every scheme of :data:`BOOK_RUN` retrained in float64 under OpenBLAS's default
+#: kernel and forced to others, each compared with the record (``drift.csv``), written by
+#: ``python benchmarks/kernel-drift/collect.py posenc/data/kernel-drift/drift.csv``.
+BOOK_KERNEL_DRIFT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "kernel-drift", "drift.csv")
+
 #: Chapter 6's configuration (:meth:`ExperimentConfig.book`), 5 seeds in float64, recorded once
 #: with ``python -m posenc.experiment --book --fresh-eval-seeds 1,2 --out posenc/data/book``
 #: (per-sequence losses in ``losses.npz``; the same models on two fresh evaluation samples in
