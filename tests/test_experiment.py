@@ -487,6 +487,39 @@ def test_every_claim_of_the_chapter_holds_on_fresh_evaluation_tokens(eval_seed):
     assert failed == []
 
 
+@pytest.mark.parametrize("eval_seed", [0, 1, 2])
+def test_the_chapters_other_statements_hold_on_every_evaluation_sample(eval_seed):
+    """Chapter 6 asserts, besides book_claims(), statements on means and intervals (its results
+    cell); each must hold, with the same thresholds, on the record's sample 0 and on the fresh
+    samples 1 and 2: the "not a finding" intervals still contain zero, the 1x excesses stay below
+    0.015 nats with their whole interval and differ by less than 0.01 nats, the order of the
+    extension methods inside the window, the paper's ramp "near PI" and ALiBi best at 8x."""
+    from posenc.experiment import BOOK_RUN, read_results
+
+    res = read_results(BOOK_RUN, eval_seed=None if eval_seed == 0 else eval_seed)
+    summ = summarize(res)
+    schemes = res.config.schemes
+    # no finding: the interval of the paired difference contains zero
+    for a, b, L, region in [("rope+yarn-released", "alibi", 64, "beyond"), ("rope+ntk", "rope+pi", 256, "beyond"),
+                            ("rope+yarn-paper", "rope+pi", 256, "within")]:
+        mean, lo, hi = difference(res, a, b, L, region)
+        assert lo < 0 < hi, (a, b, L, region, round(lo, 3), round(hi, 3))
+    # at the training length: every excess within 0.015 nats, interval included; no pair 0.01 apart
+    assert max(summ[(n, 32)]["excess_within_hi"] for n in schemes) < 0.015
+    assert max(abs(difference(res, a, b, 32, "within")[0]) for a in schemes for b in schemes if a < b) < 0.01
+    # inside the window at 8x: NTK-aware, then the released ramp, ahead of the paper's ramp and PI
+    by_loss = sorted(["rope+ntk", "rope+yarn-released", "rope+yarn-paper", "rope+pi"],
+                     key=lambda n: summ[(n, 256)]["excess_within"])
+    assert by_loss[:2] == ["rope+ntk", "rope+yarn-released"]
+    # the paper's ramp at most a third of the way from PI's excess to the released ramp's
+    for L in (64, 256):
+        e = {n: summ[(n, L)]["excess_beyond"] for n in ("rope+pi", "rope+yarn-paper", "rope+yarn-released")}
+        assert abs(e["rope+yarn-paper"] - e["rope+pi"]) < abs(e["rope+pi"] - e["rope+yarn-released"]) / 3, L
+    # ALiBi has the lowest excess at 8x of every scheme and extension method
+    names = [n for n in res.names if "shuffled" not in n]
+    assert min(names, key=lambda n: summ[(n, 256)]["excess_beyond"]) == "alibi"
+
+
 def test_the_book_record_is_the_book_configuration():
     from posenc.experiment import BOOK_RUN, read_results
 
