@@ -139,6 +139,9 @@ def test_wheel_holds_the_package_licence_and_readme(dist):
         names = z.namelist()
         meta = z.read(f"posenc-{VERSION}.dist-info/METADATA").decode()
     assert "posenc/__init__.py" in names and "posenc/rope.py" in names
+    # chapter 6 reads its records from the installed package
+    assert {"posenc/data/book-4x/config.json", "posenc/data/book-4x/summary.csv",
+            "posenc/data/yarn-L256/config.json", "posenc/data/yarn-L256/summary.csv"} <= set(names), names
     assert not [n for n in names if n.startswith(("tests/", "chapters/", "_ext/"))], names
     assert any(n.endswith("LICENSE") for n in names), names
     assert f"Version: {VERSION}" in meta and "Requires-Dist: numpy" in meta
