@@ -214,7 +214,7 @@ class ExperimentConfig:
         self.model_config(schemes[0])
 
     @classmethod
-    def book(cls) -> "ExperimentConfig":
+    def book(cls) -> ExperimentConfig:
         """The chapter's configuration: 5 schemes x 5 seeds, heads of width 16, lengths 1x to 8x (32 to 256),
         float64. Trained once by the command line into :data:`BOOK_RUN`; the chapter retrains part of it."""
         return cls(seeds=(0, 1, 2, 3, 4), steps=2000, d_model=64, eval_sequences=512, long_sequences=32,
@@ -247,7 +247,8 @@ def book_claims() -> tuple:
     # at the training length every model beats the bigram loss
     c += [Claim(n, "bigram", 32, "within") for n in schemes]
     # the control: with shuffled positions every model is worse than the bigram loss
-    c += [Claim("bigram", f"{n} (shuffled positions)", 32, "within") for n in ("sinusoidal", "learned", "rope", "alibi")]
+    c += [Claim("bigram", f"{n} (shuffled positions)", 32, "within")
+          for n in ("sinusoidal", "learned", "rope", "alibi")]
     # past the training length: ALiBi stays within 0.1 nats of the optimum and is best at 8x
     c += [Claim("alibi", "optimum", L, "beyond", below=0.1) for L in (64, 128, 256)]
     c += [Claim("alibi", n, 256, "beyond") for n in schemes + variants if n != "alibi"]

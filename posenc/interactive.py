@@ -484,7 +484,9 @@ def _check_options(name, control, alt, control_label) -> str:
     if not re.search(r"\w", alt):
         raise ValueError(f"alt: {alt!r} says nothing; expected a description of what the figure shows")
     if not isinstance(control_label, str):
-        raise TypeError(f"control_label: expected a string, got {control_label!r} of type {type(control_label).__name__}")
+        raise TypeError(
+            f"control_label: expected a string, got {control_label!r} of type {type(control_label).__name__}"
+        )
     return control
 
 
