@@ -116,6 +116,32 @@ def test_only_the_font_preloads_are_dropped():
     )
 
 
+def test_scripts_are_deferred_except_those_inline_code_needs():
+    from sphinx.builders.html._assets import _JavaScript
+
+    posenc_loading = _ext("posenc_loading")
+    assert posenc_loading.deferred(_JavaScript("doctools.js", priority=200)).attributes == {"defer": "defer"}
+    assert posenc_loading.deferred(_JavaScript("copybutton.js", priority=500)).priority == 500
+    for kept in (
+        _JavaScript("documentation_options.js", priority=1),
+        _JavaScript("plotly-lazy.js", priority=200),
+        _JavaScript("", body="let toggleHintShow = 'Click to show';"),
+        _JavaScript("mathjax/startup.js", defer="defer"),
+        _JavaScript("x.js", **{"async": "async"}),
+    ):
+        assert posenc_loading.deferred(kept) is kept
+    page = (
+        '<script src="../_static/scripts/bootstrap.js?digest=dfe6caa3a7d634c4db9b"></script>\n'
+        '<script src="_static/scripts/pydata-sphinx-theme.js?digest=dfe6caa3a7d634c4db9b"></script>\n'
+        '<script src="../_static/other.js"></script>\n'
+    )
+    assert posenc_loading.defer_theme_scripts(page) == (
+        '<script defer="defer" src="../_static/scripts/bootstrap.js?digest=dfe6caa3a7d634c4db9b"></script>\n'
+        '<script defer="defer" src="_static/scripts/pydata-sphinx-theme.js?digest=dfe6caa3a7d634c4db9b"></script>\n'
+        '<script src="../_static/other.js"></script>\n'
+    )
+
+
 def _ext(name: str):
     import importlib
     import sys
