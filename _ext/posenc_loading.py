@@ -1,4 +1,4 @@
-"""What a page loads before it shows: scripts deferred (no option of Sphinx or the theme does this).
+"""What a page loads before it shows: scripts deferred, figures lazy (no option of Sphinx or the theme does these).
 
 Scripts.
 A ``<script src>`` without ``defer`` stops the HTML parser until the script has arrived and
@@ -22,6 +22,16 @@ for ``DOMContentLoaded`` or checks ``document.readyState``); the inline settings
 (``togglebuttonSelector``, ``toggleHintShow``, ``window.MathJax``) run before them, as the
 parser meets them. The browser test (tests/test_site.py) checks what they do: copy buttons,
 folded cells, previews, the theme's controls, formulas, figures.
+
+Figures. A chapter's figure PNGs (MyST-NB writes each ``<img>`` with its size as an inline
+style, ``style="width: 716px; height: 408px;"``) were all fetched as the page loaded, though
+none is on the first screen: on a phone's connection they compete with the stylesheets the
+first paint waits for. Each such ``<img>`` is written here with ``loading="lazy"`` (the
+browser fetches it as it comes near the viewport; printing and the browser test, which
+sets ``loading = 'eager'``, still get every image) and with ``width`` and ``height``
+attributes from that style (:func:`lazy_images`): ``custom.css`` sets ``height: auto`` so
+that a narrowed figure keeps its proportions, and without the attributes a figure not yet
+loaded would have no height, and the text below it would jump when it arrives.
 """
 
 from __future__ import annotations
@@ -40,6 +50,23 @@ THEME_SCRIPT = re.compile(
     r'<script src="((?:[^"]*/)?_static/scripts/(?:bootstrap|pydata-sphinx-theme)\.js(?:\?digest=[0-9a-f]+)?)">'
     r"</script>"
 )
+
+
+#: A figure's ``<img>`` as MyST-NB writes it, with its size as an inline style in pixels.
+SIZED_IMG = re.compile(r'<img (?![^>]*\bloading=)([^>]*?)style="width: ([0-9.]+)px; height: ([0-9.]+)px;"')
+
+
+def lazy_images(html: str) -> str:
+    """``html`` with each sized figure ``<img>`` loaded lazily, its size also given as attributes."""
+
+    def rewrite(match):
+        width, height = (str(round(float(v))) for v in match.group(2, 3))
+        return (
+            f'<img {match.group(1)}height="{height}" loading="lazy" '
+            f'style="width: {match.group(2)}px; height: {match.group(3)}px;" width="{width}"'
+        )
+
+    return SIZED_IMG.sub(rewrite, html)
 
 
 def deferred(js):
@@ -71,7 +98,7 @@ def _fix_pages(app, exception):
         if page.relative_to(outdir).parts[0] in ("_static", "_sources"):
             continue  # the theme's own template files, not pages
         text = page.read_text(encoding="utf-8")
-        new = defer_theme_scripts(text)
+        new = lazy_images(defer_theme_scripts(text))
         if new != text:
             page.write_text(new, encoding="utf-8")
 

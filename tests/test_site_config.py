@@ -142,6 +142,22 @@ def test_scripts_are_deferred_except_those_inline_code_needs():
     )
 
 
+def test_figures_load_lazily_at_their_size():
+
+    posenc_loading = _ext("posenc_loading")
+    page = (
+        '<img alt="A heat map." src="../_images/a.png" style="width: 716px; height: 408.5px;"/>\n'
+        '<img alt="A logo." src="_static/logo.png"/>\n'
+    )
+    lazy = posenc_loading.lazy_images(page)
+    assert lazy == (
+        '<img alt="A heat map." src="../_images/a.png" height="408" loading="lazy" '
+        'style="width: 716px; height: 408.5px;" width="716"/>\n'
+        '<img alt="A logo." src="_static/logo.png"/>\n'
+    )
+    assert posenc_loading.lazy_images(lazy) == lazy  # once only
+
+
 def _ext(name: str):
     import importlib
     import sys
