@@ -1,6 +1,7 @@
-"""What a page loads before it shows: scripts deferred, figures lazy (no option of Sphinx or the theme does these).
+"""What a page loads before it shows: scripts deferred, unused style rules dropped, figures lazy (no option of Sphinx or the theme does these).
 
 Scripts.
+
 A ``<script src>`` without ``defer`` stops the HTML parser until the script has arrived and
 run, so the page shows nothing until then (Lighthouse's "render-blocking resources"). Each
 chapter named eleven such scripts in its ``<head>`` (Sphinx's ``doctools.js`` and
@@ -32,6 +33,24 @@ sets ``loading = 'eager'``, still get every image) and with ``width`` and ``heig
 attributes from that style (:func:`lazy_images`): ``custom.css`` sets ``height: auto`` so
 that a narrowed figure keeps its proportions, and without the attributes a figure not yet
 loaded would have no height, and the text below it would jump when it arrives.
+
+Stylesheets. A page shows nothing until its stylesheets have arrived, and the theme's and
+the extensions' are general-purpose: Bootstrap's whole ``bootstrap.css`` (0.21 MB),
+pydata-sphinx-theme's, sphinx-design's (0.05 MB, for one drop-down in chapter 1), Font
+Awesome's rule for each of its 2,000 icons (0.10 MB; the site shows about twenty): 0.56 MB
+on every page, two thirds of it rules that nothing in the site can match. At the
+end of the build each stylesheet in ``_static`` is rewritten without the style rules none of
+whose selectors can match (:func:`prune_css`), judged against every word of every page,
+script and data file of the finished site (:func:`site_words`): a selector is kept unless it
+requires a class or an id that no page and no script names, so a class a script adds at
+run time (``show``, ``collapsing``, ``modal-open`` in ``bootstrap.js``, the search page's
+result classes in ``searchtools.js``) keeps its rules, as does one a script builds from a
+prefix it names (``"bs-tooltip-" + placement``). What parentheses and brackets hold is not
+required (``:not(.x)``, ``:is(.a, .b)``, ``[class*=col-]``), and at-rules other than the
+grouping ones (``@font-face``, ``@keyframes``) are kept whole; MathJax's and Plotly's styles
+are made by their scripts and not touched. The same approach as PurgeCSS's, without a Node
+tool in the build. The browser test (axe-core's colour contrast in light and dark mode, the
+layout at phone and desktop widths, every control) checks the pages with the pruned sheets.
 """
 
 from __future__ import annotations
@@ -103,10 +122,142 @@ def _fix_pages(app, exception):
             page.write_text(new, encoding="utf-8")
 
 
+# --- Stylesheets: the rules no page can match, dropped ------------------------------------
+
+#: A class or id in a selector (escaped names, ``.sm\:flex``, are kept as they are).
+SELECTOR_NAME = re.compile(r"[.#](-?[_a-zA-Z][_a-zA-Z0-9-]*)(?![\\_a-zA-Z0-9-])")
+#: A word of a page or a script: what may be a class or an id at run time.
+WORD = re.compile(r"[_a-zA-Z][_a-zA-Z0-9-]*")
+#: At-rules whose block holds rules (filtered inside); any other at-rule is kept whole.
+GROUPING = ("@media", "@supports", "@layer", "@container", "@document")
+
+
+def css_blocks(css: str) -> list:
+    """``css`` as a list of ``(prelude, body)``: ``body`` the text between the braces, or None for ``@import ...;``."""
+    blocks, i, n, start = [], 0, len(css), 0
+    depth, prelude_end = 0, None
+    while i < n:
+        c = css[i]
+        if c == "/" and css.startswith("/*", i):
+            end = css.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            continue
+        if c in "\"'":
+            j = i + 1
+            while j < n and css[j] != c:
+                j += 2 if css[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c == "{":
+            if depth == 0:
+                prelude_end = i
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                blocks.append((css[start:prelude_end], css[prelude_end + 1 : i]))
+                start = i + 1
+        elif c == ";" and depth == 0:
+            blocks.append((css[start : i + 1], None))
+            start = i + 1
+        i += 1
+    if css[start:].strip():
+        blocks.append((css[start:], None))
+    return blocks
+
+
+def _split_selectors(prelude: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(prelude):
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(prelude[start:i])
+            start = i + 1
+    parts.append(prelude[start:])
+    return parts
+
+
+def _outer(selector: str) -> str:
+    """``selector`` without what brackets and parentheses hold (``[class*=x]``, ``:not(.y)``)."""
+    out, depth = [], 0
+    for c in selector:
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif depth == 0:
+            out.append(c)
+    return "".join(out)
+
+
+def may_match(selector: str, words: set[str], prefixes: tuple[str, ...]) -> bool:
+    """Whether ``selector`` may match: each class and id it requires is a word of the site.
+
+    Conservative: what brackets and parentheses hold is not required (``:not(.x)``,
+    ``:is(.a, .b)``, ``[class*=col-]``), and a name that a script may build from a prefix it
+    names (``"bs-tooltip-" + placement``) counts as present.
+    """
+    outer = _outer(selector)
+    if "\\" in outer:
+        return True
+    return all(name in words or name.startswith(prefixes) for name in SELECTOR_NAME.findall(outer))
+
+
+def prune_css(css: str, words: set[str], prefixes: tuple[str, ...] = ()) -> str:
+    """``css`` without the style rules none of whose selectors :func:`may_match` the site."""
+    out = []
+    for prelude, body in css_blocks(css):
+        head = prelude.strip()
+        if body is None:
+            out.append(prelude)
+        elif head.startswith("@"):
+            if head.lower().startswith(GROUPING):
+                inner = prune_css(body, words, prefixes)
+                if inner.strip():
+                    out.append(f"{prelude}{{{inner}}}")
+            else:
+                out.append(f"{prelude}{{{body}}}")  # @font-face, @keyframes, @page, @property ...
+        elif any(may_match(s, words, prefixes) for s in _split_selectors(head)):
+            out.append(f"{prelude}{{{body}}}")
+    return "".join(out)
+
+
+def site_words(outdir: pathlib.Path) -> tuple[set[str], tuple[str, ...]]:
+    """Every word of the site's pages and scripts, and the ``-``-ended prefixes scripts name."""
+    words: set[str] = set()
+    for path in outdir.rglob("*"):
+        if path.suffix in (".html", ".js", ".json") and path.is_file():
+            words.update(WORD.findall(path.read_text(encoding="utf-8", errors="replace")))
+    prefixes = tuple(sorted(w for w in words if w.endswith("-") and len(w) > 3))
+    return words, prefixes
+
+
+def prune_stylesheets(outdir: pathlib.Path) -> None:
+    words, prefixes = site_words(outdir)
+    for sheet in (outdir / "_static").rglob("*.css"):
+        if "mathjax" in sheet.parts:
+            continue
+        css = sheet.read_text(encoding="utf-8")
+        pruned = prune_css(css, words, prefixes)
+        if pruned != css:
+            sheet.write_text(pruned, encoding="utf-8")
+
+
+def _prune(app, exception):
+    if exception is None and app.builder.format == "html":
+        prune_stylesheets(pathlib.Path(app.outdir))
+
+
 def setup(app):
     # After every other extension has added its scripts (sphinx.ext.mathjax and the book's
     # own run at the default priority 500).
     app.connect("html-page-context", _page_context, priority=900)
     # Before sphinx-codeautolink (priority 500) rewrites the chapters through BeautifulSoup.
     app.connect("build-finished", _fix_pages, priority=400)
+    # After every other extension has written its pages and copied its scripts (the
+    # stylesheets are pruned against what the finished site names).
+    app.connect("build-finished", _prune, priority=900)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

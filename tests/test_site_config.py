@@ -158,6 +158,29 @@ def test_figures_load_lazily_at_their_size():
     assert posenc_loading.lazy_images(lazy) == lazy  # once only
 
 
+def test_style_rules_no_page_can_match_are_dropped():
+
+    posenc_loading = _ext("posenc_loading")
+    words = {"btn", "show", "fa-sun", "x", "dropdown-menu"}
+    css = (
+        '@charset "UTF-8";:root{--bs-blue:#0d6efd}.btn:hover,.btn-unused{color:red}.modal{display:none}'
+        '.fa-sun:before{content:"\\f185"}.fa-moon:before{content:"\\f186"}'
+        "@media (min-width:576px){.modal-dialog{margin:1rem}.dropdown-menu.show{display:block}}"
+        "@media print{.unused{display:none}}"
+        "@font-face{font-family:X;src:url(x.woff2)}@keyframes spin{0%{transform:rotate(0)}}"
+        "/* a comment, with { a brace */.x:not(.never) > [class*=col-]{margin:0}"
+        '.bs-tooltip-top{top:0}#main{width:1px}#nowhere{width:2px}a[href="}"]{color:blue}.sm\\:flex{display:flex}'
+    )
+    assert posenc_loading.prune_css(css, words, ("bs-tooltip-",)) == (
+        '@charset "UTF-8";:root{--bs-blue:#0d6efd}.btn:hover,.btn-unused{color:red}'
+        '.fa-sun:before{content:"\\f185"}'
+        "@media (min-width:576px){.dropdown-menu.show{display:block}}"
+        "@font-face{font-family:X;src:url(x.woff2)}@keyframes spin{0%{transform:rotate(0)}}"
+        "/* a comment, with { a brace */.x:not(.never) > [class*=col-]{margin:0}"
+        '.bs-tooltip-top{top:0}a[href="}"]{color:blue}.sm\\:flex{display:flex}'
+    )
+
+
 def _ext(name: str):
     import importlib
     import sys
