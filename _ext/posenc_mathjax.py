@@ -23,7 +23,12 @@ control sequence"), which the browser test (tests/test_site.py) reports: add the
 name to :data:`TEX_PACKAGES`. To offer the menu again, add ``"ui/menu"`` to :data:`LOAD`
 and its file to :data:`NEEDED` (0.43 MB more on every page with a formula).
 
-MathJax is loaded only on pages that contain a formula (Sphinx's own rule).
+MathJax is loaded only on pages that contain a formula (Sphinx's own rule). On those pages
+this extension also puts ``_static/mathjax-slices.js`` (:data:`SLICES`, 2 kB) just before the
+loader: it sets MathJax's ``startup.pageReady`` so that the first typesetting runs in short
+slices, one formula at a time, instead of one task of a second or more on a phone during
+which the page cannot respond (see the script's comment). The outcome is the same: every
+formula typeset when ``MathJax.startup.promise`` resolves.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ import importlib.util
 import pathlib
 import shutil
 
+#: The first typesetting in slices (see the module docstring); it must run before the loader.
+SLICES = pathlib.Path(__file__).with_name("mathjax-slices.js")
 PACKAGE = "sphinx-mathjax-offline"  # the package's import name has hyphens
 COMPONENT = "startup.js"
 #: The TeX packages beyond ``base`` that the book's formulas use.
@@ -89,9 +96,28 @@ def _configure(app, config):
     config.mathjax3_config = with_components(config.mathjax3_config)
 
 
+def with_slices(script_files: list) -> list:
+    """``script_files`` with :data:`SLICES`, deferred, just before MathJax's loader (if present)."""
+    from sphinx.builders.html._assets import _JavaScript
+
+    result = []
+    for js in script_files:
+        if str(getattr(js, "filename", "") or "").endswith(f"mathjax/{COMPONENT}"):
+            result.append(_JavaScript(f"_static/{SLICES.name}", priority=js.priority, defer="defer"))
+        result.append(js)
+    return result
+
+
+def _page_context(app, pagename, templatename, context, doctree):
+    # After sphinx.ext.mathjax (priority 500) has added the loader, on pages with a formula.
+    if app.builder.format == "html" and "script_files" in context:
+        context["script_files"] = with_slices(list(context["script_files"]))
+
+
 def _copy(app, exception):
     if exception is not None or app.builder.format != "html":
         return
+    shutil.copyfile(SLICES, pathlib.Path(app.outdir) / "_static" / SLICES.name)
     source = mathjax_source()
     target = pathlib.Path(app.outdir) / "_static" / "mathjax"
     if target.exists():
@@ -107,5 +133,6 @@ def _copy(app, exception):
 
 def setup(app):
     app.connect("config-inited", _configure)
+    app.connect("html-page-context", _page_context, priority=600)
     app.connect("build-finished", _copy)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

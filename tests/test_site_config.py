@@ -181,6 +181,20 @@ def test_style_rules_no_page_can_match_are_dropped():
     )
 
 
+def test_mathjax_slices_run_just_before_the_loader():
+    from sphinx.builders.html._assets import _JavaScript
+
+    posenc_mathjax = _ext("posenc_mathjax")
+    config = _JavaScript("", body="window.MathJax = {}")
+    loader = _JavaScript("_static/mathjax/startup.js", defer="defer")
+    after = _JavaScript("tabstops.js")
+    files = posenc_mathjax.with_slices([config, loader, after])
+    assert [js.filename for js in files] == ["", "_static/mathjax-slices.js", "_static/mathjax/startup.js", "tabstops.js"]
+    assert files[1].attributes == {"defer": "defer"} and files[1].priority == loader.priority
+    assert posenc_mathjax.with_slices([after]) == [after]  # a page without a formula
+    assert "startup.pageReady" in posenc_mathjax.SLICES.read_text(encoding="utf-8")
+
+
 def _ext(name: str):
     import importlib
     import sys
