@@ -14,8 +14,11 @@ the theme add; so this extension
 - marks every script file of the page's ``script_files`` ``defer`` (``html-page-context``,
   after the other extensions have added theirs), except the two that inline code of the
   page needs while the page is parsed (:data:`SYNCHRONOUS`); and
-- adds ``defer`` to the theme's two script tags at the end of ``<body>``, which its
-  template writes (``webpack-macros.html``), not ``script_files`` (:data:`THEME_SCRIPT`).
+- adds ``defer`` to the script tags that templates write rather than ``script_files``
+  (:data:`TEMPLATE_SCRIPT`): the theme's two at the end of ``<body>``
+  (``webpack-macros.html``) and the search page's ``searchtools.js``, ``language_data.js``
+  and ``searchindex.js``, which need ``doctools.js`` (``_ready``) before them. The search
+  waits for its index either way (``Search.deferQuery``).
 
 Deferred scripts run in the order the page names them, after the page is parsed and before
 ``DOMContentLoaded``, which is where every one of these scripts starts its work (each waits
@@ -64,10 +67,12 @@ import re
 #: ``Plotly.newPlot``, which ``plotly-lazy.js`` defines).
 SYNCHRONOUS = ("documentation_options.js", "plotly-lazy.js")
 
-#: The theme's script tags at the end of ``<body>`` (one line each in the page).
-THEME_SCRIPT = re.compile(
-    r'<script src="((?:[^"]*/)?_static/scripts/(?:bootstrap|pydata-sphinx-theme)\.js(?:\?digest=[0-9a-f]+)?)">'
-    r"</script>"
+#: The script tags that templates write, not ``script_files``: the theme's two at the end of
+#: ``<body>`` and the search page's three (Sphinx's ``search.html``; ``searchtools.js`` calls
+#: ``_ready``, which the deferred ``doctools.js`` defines, so it must be deferred too).
+TEMPLATE_SCRIPT = re.compile(
+    r'<script src="((?:[^"]*/)?(?:_static/scripts/(?:bootstrap|pydata-sphinx-theme)\.js|_static/searchtools\.js'
+    r'|_static/language_data\.js|searchindex\.js)(?:\?[^"]*)?)"></script>'
 )
 
 
@@ -100,8 +105,8 @@ def deferred(js):
     return _JavaScript(js.filename, priority=js.priority, **attributes)
 
 
-def defer_theme_scripts(html: str) -> str:
-    return THEME_SCRIPT.sub(r'<script defer="defer" src="\1"></script>', html)
+def defer_template_scripts(html: str) -> str:
+    return TEMPLATE_SCRIPT.sub(r'<script defer="defer" src="\1"></script>', html)
 
 
 def _page_context(app, pagename, templatename, context, doctree):
@@ -117,7 +122,7 @@ def _fix_pages(app, exception):
         if page.relative_to(outdir).parts[0] in ("_static", "_sources"):
             continue  # the theme's own template files, not pages
         text = page.read_text(encoding="utf-8")
-        new = lazy_images(defer_theme_scripts(text))
+        new = lazy_images(defer_template_scripts(text))
         if new != text:
             page.write_text(new, encoding="utf-8")
 

@@ -133,11 +133,13 @@ def test_scripts_are_deferred_except_those_inline_code_needs():
     page = (
         '<script src="../_static/scripts/bootstrap.js?digest=dfe6caa3a7d634c4db9b"></script>\n'
         '<script src="_static/scripts/pydata-sphinx-theme.js?digest=dfe6caa3a7d634c4db9b"></script>\n'
+        '<script src="_static/searchtools.js"></script>\n<script src="searchindex.js"></script>\n'
         '<script src="../_static/other.js"></script>\n'
     )
-    assert posenc_loading.defer_theme_scripts(page) == (
+    assert posenc_loading.defer_template_scripts(page) == (
         '<script defer="defer" src="../_static/scripts/bootstrap.js?digest=dfe6caa3a7d634c4db9b"></script>\n'
         '<script defer="defer" src="_static/scripts/pydata-sphinx-theme.js?digest=dfe6caa3a7d634c4db9b"></script>\n'
+        '<script defer="defer" src="_static/searchtools.js"></script>\n<script defer="defer" src="searchindex.js"></script>\n'
         '<script src="../_static/other.js"></script>\n'
     )
 
