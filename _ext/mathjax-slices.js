@@ -8,7 +8,8 @@
  * page's formulas (Sphinx's .math elements) a few at a time, in document order, and gives the
  * main thread back to the browser each time a slice has run for SLICE_MS. It ends with one
  * pass over the whole page, as MathJax's own pageReady does (nothing is left for it unless a
- * formula sits outside a .math element), so MathJax.startup.promise still resolves once
+ * formula sits outside a .math element), less any reference preview shown in the meantime
+ * (sphinx-tippy typesets those itself), so MathJax.startup.promise still resolves once
  * every formula is typeset, and what the reader sees at the end is what MathJax would have
  * drawn in one go.
  */
@@ -20,12 +21,21 @@
   function pause() {
     return new Promise(function (resolve) { setTimeout(resolve, 0); });
   }
+  // The page without the reference previews shown meanwhile (tippy's popups, children of
+  // <body>): sphinx-tippy typesets each preview itself when it is shown.
+  function page() {
+    return Array.prototype.filter.call(document.body.children, function (el) {
+      return !el.hasAttribute("data-tippy-root");
+    });
+  }
   startup.pageReady = function () {
-    var formulas = Array.prototype.slice.call(document.querySelectorAll(".math"));
+    var formulas = Array.prototype.filter.call(document.querySelectorAll(".math"), function (el) {
+      return !el.closest("[data-tippy-root]");
+    });
     var batch = 1;  // formulas per call: doubled while a call takes under half a slice
     var sliceStart = performance.now();
     var next = function (i) {
-      if (i >= formulas.length) { return window.MathJax.typesetPromise(); }
+      if (i >= formulas.length) { return window.MathJax.typesetPromise(page()); }
       var callStart = performance.now();
       var done = i + batch;
       return window.MathJax.typesetPromise(formulas.slice(i, done)).then(function () {
