@@ -133,6 +133,8 @@ def _fix_pages(app, exception):
 SELECTOR_NAME = re.compile(r"[.#](-?[_a-zA-Z][_a-zA-Z0-9-]*)(?![\\_a-zA-Z0-9-])")
 #: A word of a page or a script: what may be a class or an id at run time.
 WORD = re.compile(r"[_a-zA-Z][_a-zA-Z0-9-]*")
+#: A comment (a prelude holds the comments written before its rule).
+COMMENT = re.compile(r"/\*.*?\*/", re.S)
 #: At-rules whose block holds rules (filtered inside); any other at-rule is kept whole.
 GROUPING = ("@media", "@supports", "@layer", "@container", "@document")
 
@@ -215,7 +217,7 @@ def prune_css(css: str, words: set[str], prefixes: tuple[str, ...] = ()) -> str:
     """``css`` without the style rules none of whose selectors :func:`may_match` the site."""
     out = []
     for prelude, body in css_blocks(css):
-        head = prelude.strip()
+        head = COMMENT.sub("", prelude).strip()  # Pygments writes "/* Keyword.Namespace */" before a rule
         if body is None:
             out.append(prelude)
         elif head.startswith("@"):
