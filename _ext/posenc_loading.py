@@ -135,6 +135,8 @@ SELECTOR_NAME = re.compile(r"[.#](-?[_a-zA-Z][_a-zA-Z0-9-]*)(?![\\_a-zA-Z0-9-])"
 WORD = re.compile(r"[_a-zA-Z][_a-zA-Z0-9-]*")
 #: A comment (a prelude holds the comments written before its rule).
 COMMENT = re.compile(r"/\*.*?\*/", re.S)
+#: A comment that must stay with the file (``/*!`` is minifiers' mark for one).
+LICENCE = re.compile(r"^/\*!|licen[cs]e|copyright", re.I)
 #: At-rules whose block holds rules (filtered inside); any other at-rule is kept whole.
 GROUPING = ("@media", "@supports", "@layer", "@container", "@document")
 
@@ -229,6 +231,8 @@ def prune_css(css: str, words: set[str], prefixes: tuple[str, ...] = ()) -> str:
                 out.append(f"{prelude}{{{body}}}")  # @font-face, @keyframes, @page, @property ...
         elif any(may_match(s, words, prefixes) for s in _split_selectors(head)):
             out.append(f"{prelude}{{{body}}}")
+        else:  # a dropped rule's licence or copyright comment stays (Sphinx's basic.css, ...)
+            out.extend(c for c in COMMENT.findall(prelude) if LICENCE.search(c))
     return "".join(out)
 
 

@@ -173,6 +173,7 @@ def test_style_rules_no_page_can_match_are_dropped():
         "/* a comment, with { a brace */.x:not(.never) > [class*=col-]{margin:0}"
         '.bs-tooltip-top{top:0}#main{width:1px}#nowhere{width:2px}a[href="}"]{color:blue}.sm\\:flex{display:flex}'
         "/* Keyword.Namespace */\nhtml[data-theme=dark] .x .btn { color: #DCC6E0 }"
+        "/* :license: BSD */\n.gone{color:red}/* a remark */.gone-too{color:red}"
     )
     assert posenc_loading.prune_css(css, words, ("bs-tooltip-",)) == (
         '@charset "UTF-8";:root{--bs-blue:#0d6efd}.btn:hover,.btn-unused{color:red}'
@@ -182,6 +183,7 @@ def test_style_rules_no_page_can_match_are_dropped():
         "/* a comment, with { a brace */.x:not(.never) > [class*=col-]{margin:0}"
         '.bs-tooltip-top{top:0}a[href="}"]{color:blue}.sm\\:flex{display:flex}'
         "/* Keyword.Namespace */\nhtml[data-theme=dark] .x .btn { color: #DCC6E0 }"
+        "/* :license: BSD */"
     )
 
 
