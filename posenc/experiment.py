@@ -133,8 +133,13 @@ class ExperimentConfig:
 
     @classmethod
     def book(cls) -> "ExperimentConfig":
-        """The chapter's configuration: 5 schemes x 3 seeds, lengths 1x to 8x (32 to 256)."""
-        return cls(steps=600, eval_tokens=4096)
+        """The chapter's configuration: 5 schemes x 3 seeds, lengths 1x to 8x (32 to 256).
+
+        Two worker processes, except under Pyodide (``sys.platform == "emscripten"``: the
+        chapter's Run controls in the reader's browser), which has no processes: there the
+        same configuration trains in one (the results do not depend on ``workers``).
+        """
+        return cls(steps=600, eval_tokens=4096, workers=1 if sys.platform == "emscripten" else 2)
 
     def model_config(self, scheme: str) -> ModelConfig:
         return ModelConfig(

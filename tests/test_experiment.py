@@ -71,6 +71,15 @@ def test_float32_training_stays_close_to_float64():
     np.testing.assert_allclose(l32, l64, rtol=1e-3)
 
 
+@pytest.mark.parametrize("platform, workers", [("linux", 2), ("darwin", 2), ("emscripten", 1)])
+def test_book_configuration_trains_in_one_process_under_pyodide(monkeypatch, platform, workers):
+    """Pyodide (the chapters' Run controls in the browser) has no processes: workers=1 there."""
+    monkeypatch.setattr("sys.platform", platform)
+    config = ExperimentConfig.book()
+    assert config.workers == workers
+    assert (config.steps, config.eval_tokens) == (600, 4096)  # the rest is the book's configuration
+
+
 def test_rows_and_summary_are_consistent():
     rows = run_experiment(TINY)
     summary = summarize(rows)

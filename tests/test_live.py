@@ -1,0 +1,242 @@
+"""The chapters' Run controls (``_ext/posenc_live.py``), driven in headless Chromium, offline.
+
+For every chapter page of the built site (``_build/html``, served on 127.0.0.1; every other
+host unresolvable, as in ``tests/test_site.py``):
+
+- before any click, the page requests nothing of the in-browser Python (``_pyodide/``, the
+  worker, the page's cell list ``_live/``);
+- the last code cell's Run control runs every cell of the page in order (the hidden ones
+  too) in Pyodide, loaded from the site; no cell raises, every cell shown on the page gets
+  its new output, and each printed output (stdout, and the value of a last bare expression)
+  equals the stored one character for character (the chapters round what they print, so
+  Pyodide's NumPy gives the same text as the build's); a cell that stored a figure draws one;
+- in chapter 1, a cell edited in place and run again shows the output of the edited code.
+
+Opened from disk, a Run control says how to serve the book instead of starting. The last
+test breaks a copy of the site (a request before the click, a stored output that differs, a
+control that ignores the reader's edit) and shows that each check fails.
+
+Chapter 6 trains 30 models; in the browser that takes minutes, so its run is checked up to
+the cell before the training unless ``POSENC_LIVE_FULL=1`` (the times are in the README).
+Timings are not asserted here: ``benchmarks/live_cells.py`` measures them.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import time
+
+import pytest
+
+from test_site import SITE, _need_browser, _need_site, load, make_driver, page_requests, serve, toc_docnames
+
+#: Seconds a page's run may take (chapter 6 in full: about 4 minutes on 2 shared cores).
+RUN_TIMEOUT = 900
+#: The site folders and file only a click may request.
+LIVE_PARTS = ("_pyodide/", "_live/", "_static/posenc-live-worker.js")
+FULL = os.environ.get("POSENC_LIVE_FULL", "") not in ("", "0")
+#: The first source line of a chapter's cell where the run stops unless FULL (the training).
+STOP_BEFORE = {"chapters/06_extrapolation": "config = ExperimentConfig.book()"}
+EDIT = '\nprint("edited in the browser:", 6 * 7)'
+
+
+def _chapters() -> list[str]:
+    return [d for d in toc_docnames() if d.startswith("chapters/")]
+
+
+@pytest.fixture(scope="module")
+def live_browser():
+    _need_site()
+    if not (SITE / "_pyodide" / "pyodide-lock.json").is_file():
+        pytest.fail(f"{SITE} has no _pyodide/: the Run controls were left out of the build (see its log)")
+    driver = make_driver(*_need_browser())
+    driver.set_script_timeout(RUN_TIMEOUT)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module")
+def live_url():
+    _need_site()
+    with serve(SITE) as url:
+        yield url
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def live_requests(requests: dict[str, int]) -> list[str]:
+    """The files of the in-browser Python among a page's requests."""
+    return sorted(name for name in requests if name.startswith(LIVE_PARTS))
+
+
+_RUN_JS = """
+const [stopBefore, done] = [arguments[0], arguments[arguments.length - 1]];
+const bars = Array.from(document.querySelectorAll('.posenc-live-bar'));
+if (!bars.length) { done({error: 'no Run control on the page'}); return; }
+let bar = bars[bars.length - 1];
+if (stopBefore) {
+  const i = bars.findIndex((b) => b.parentElement.textContent.includes(stopBefore));
+  if (i < 1) { done({error: 'no cell holds ' + stopBefore}); return; }
+  bar = bars[i - 1];
+}
+const status = bar.querySelector('.posenc-live-status');
+bar.querySelector('.posenc-live-run').click();
+const poll = setInterval(() => {
+  const text = status.textContent;
+  if (/^Ran |error|could not|needs the book served/.test(text)) {
+    clearInterval(poll);
+    done({status: text, timings: window.posencLive.timings,
+          cell: Number(/posenc-cell-(\\d+)/.exec(bar.parentElement.className)[1])});
+  }
+}, 100);
+"""
+
+# Each cell shown on the page: its stored printed output, what the run printed, figures.
+_OUTPUTS_JS = """
+const upto = arguments[0];
+return Array.from(document.querySelectorAll("div.cell[class*='posenc-cell-']")).map((el) => {
+  const index = Number(/posenc-cell-(\\d+)/.exec(el.className)[1]);
+  const stored = el.querySelector(':scope > .cell_output');
+  const live = el.querySelector(':scope > .posenc-live-output');
+  const text = (root, sel) => root ? Array.from(root.querySelectorAll(sel)).map((p) => p.textContent).join('') : '';
+  return {index: index, upto: index <= upto, ran: !!live,
+          stored: text(stored, '.output.stream pre, .output.text_plain pre'),
+          printed: text(live, '.posenc-live-stdout'), error: text(live, '.posenc-live-error'),
+          kept: !!(live && live.querySelector('.posenc-live-note')) && !!stored && !stored.hidden,
+          storedImages: stored ? stored.querySelectorAll('img').length : 0,
+          liveImages: live ? live.querySelectorAll('img.posenc-live-figure').length : 0};
+});
+"""
+
+
+def _normal(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+
+
+def output_problems(outputs: list[dict]) -> list[str]:
+    """Cells (up to the one run) that did not run, raised, print otherwise than stored, or drew nothing."""
+    problems = []
+    for cell in outputs:
+        if not cell["upto"]:
+            continue
+        where = f"cell {cell['index']}"
+        if not cell["ran"]:
+            problems.append(f"{where}: no output from the run")
+        elif cell["error"]:
+            problems.append(f"{where} raised: {cell['error'].strip().splitlines()[-1]}")
+        elif _normal(cell["printed"]) != _normal(cell["stored"]):
+            problems.append(f"{where} printed {cell['printed'][:300]!r}; stored {cell['stored'][:300]!r}")
+        elif cell["storedImages"] and not cell["kept"] and not cell["liveImages"]:
+            problems.append(f"{where} stored {cell['storedImages']} figure(s); the run drew none")
+    return problems
+
+
+_EDIT_JS = """
+const [index, extra, done] = [arguments[0], arguments[1], arguments[arguments.length - 1]];
+const el = document.querySelector('div.cell.posenc-cell-' + index);
+const pre = el.querySelector('.cell_input pre');
+if (!pre.isContentEditable) { done({error: 'the code is not editable'}); return; }
+pre.focus();
+pre.textContent = pre.textContent.replace(/\\n$/, '') + extra;
+pre.dispatchEvent(new InputEvent('input', {bubbles: true}));
+const before = window.posencLive.timings.length;
+const status = el.querySelector('.posenc-live-status');
+status.textContent = '';
+el.querySelector('.posenc-live-run').click();
+const poll = setInterval(() => {
+  if (/^Ran |error/.test(status.textContent)) {
+    clearInterval(poll);
+    const live = el.querySelector(':scope > .posenc-live-output .posenc-live-stdout');
+    done({printed: live ? live.textContent : '', status: status.textContent,
+          timings: window.posencLive.timings.slice(before)});
+  }
+}, 50);
+"""
+
+
+def edit_problems(result: dict, expected: str) -> list[str]:
+    if "error" in result:
+        return [result["error"]]
+    if expected not in result["printed"]:
+        return [f"the edited cell printed {result['printed'][-200:]!r}, not {expected!r} ({result['status']})"]
+    return []
+
+
+def _first_printing_cell(outputs: list[dict]) -> int:
+    return next(c["index"] for c in outputs if c["upto"] and c["stored"].strip())
+
+
+def check_live_page(driver, base_url: str, site: pathlib.Path, page: str, edit: bool = False) -> dict:
+    """Load ``page``, check its requests before a click, run it, compare outputs; optionally edit."""
+    load(driver, base_url + f"{page}.html")
+    before = live_requests(page_requests(driver, base_url, site))
+    started = time.perf_counter()
+    run = driver.execute_async_script(_RUN_JS, None if FULL else STOP_BEFORE.get(page))
+    report = {"before": before, "run": run, "seconds": time.perf_counter() - started, "problems": []}
+    if "error" in run:
+        report["problems"].append(run["error"])
+        return report
+    outputs = driver.execute_script(_OUTPUTS_JS, run["cell"])
+    report["problems"] += output_problems(outputs)
+    report["cells"] = sum(c["upto"] and c["ran"] for c in outputs)
+    if edit:
+        result = driver.execute_async_script(_EDIT_JS, _first_printing_cell(outputs), EDIT)
+        report["edit"] = result
+        report["edit_problems"] = edit_problems(result, "edited in the browser: 42")
+    return report
+
+
+# --------------------------------------------------------------------------- the tests
+
+
+@pytest.mark.parametrize("page", _chapters())
+def test_chapter_runs_in_the_browser(live_browser, live_url, page):
+    report = check_live_page(live_browser, live_url, SITE, page, edit=page == _chapters()[0])
+    assert not report["before"], f"{page} requested before any click: {report['before']}"
+    assert report["run"].get("status", "").startswith("Ran "), report["run"]
+    assert not report["problems"], "\n".join(report["problems"])
+    assert report["cells"] > 0
+    if "edit" in report:
+        assert not report["edit_problems"], report["edit_problems"]
+    print(f"{page}: {report['cells']} cells shown ran in {report['seconds']:.1f} s", end=" ")
+
+
+def test_run_from_disk_says_how_to_serve(live_browser):
+    page = _chapters()[0]
+    load(live_browser, (SITE / f"{page}.html").as_uri())
+    run = live_browser.execute_async_script(_RUN_JS, None)
+    assert "make serve" in run.get("status", ""), run
+    assert not live_browser.execute_script("return window.posencLive.timings.length"), "Python ran from file://"
+
+
+def test_breakages_are_caught(live_browser, tmp_path):
+    """A request before the click, a stored output changed, an edit ignored: each check fails."""
+    _need_site()
+    copy = tmp_path / "html"
+    shutil.copytree(SITE, copy, ignore=shutil.ignore_patterns("_pyodide"))
+    (copy / "_pyodide").symlink_to(SITE / "_pyodide")
+    page = _chapters()[0]
+    html = copy / f"{page}.html"
+    text = html.read_text(encoding="utf-8")
+    # 1. the page fetches Pyodide's lock before any click
+    text = text.replace("</body>", '<script>fetch("../_pyodide/pyodide-lock.json")</script></body>', 1)
+    # 2. the stored output of the first cell that prints differs from what the code prints
+    marker = '<div class="output stream highlight-myst-ansi notranslate"><div class="highlight"><pre><span></span>'
+    assert marker in text
+    text = text.replace(marker, marker + "tampered ", 1)
+    html.write_text(text, encoding="utf-8")
+    # 3. the Run control ignores the reader's edit and runs the stored source
+    script = copy / "_static" / "posenc-live.js"
+    js = script.read_text(encoding="utf-8")
+    assert "return pre.innerText;" in js
+    script.write_text(js.replace("return pre.innerText;", "return cell.source;"), encoding="utf-8")
+    with serve(copy) as url:
+        report = check_live_page(live_browser, url, copy, page, edit=True)
+    assert report["before"] == ["_pyodide/pyodide-lock.json"], report["before"]
+    assert len(report["problems"]) == 1 and "tampered" in report["problems"][0], report["problems"]
+    assert report["edit_problems"] and "not 'edited in the browser: 42'" in report["edit_problems"][0]
