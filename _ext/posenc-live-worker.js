@@ -69,7 +69,9 @@ self.onmessage = async (event) => {
     if (type === "init") {
       ready = ready || init(event.data.indexURL);
       await ready;
-      self.postMessage({ id });
+      // what the worker fetched (its own timeline: the page's does not see it)
+      const fetched = performance.getEntriesByType("resource").map((e) => [e.name, e.decodedBodySize]);
+      self.postMessage({ id, fetched });
     } else if (type === "reset") {
       await ready;
       pyodide.globals.get("_reset")();

@@ -54,6 +54,7 @@
       };
       const ready = await ask({ type: "init", indexURL: PYODIDE });
       if (ready.error) throw new Error(ready.error);
+      window.posencLive.fetched = ready.fetched;
       makeEditable();
     })();
     starting.catch(() => { starting = null; });

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import shutil
 import time
 
@@ -75,26 +76,43 @@ def live_requests(requests: dict[str, int]) -> list[str]:
 
 
 _RUN_JS = """
-const [stopBefore, done] = [arguments[0], arguments[arguments.length - 1]];
+const stopBefore = arguments[0];
 const bars = Array.from(document.querySelectorAll('.posenc-live-bar'));
-if (!bars.length) { done({error: 'no Run control on the page'}); return; }
-let bar = bars[bars.length - 1];
+if (!bars.length) return {error: 'no Run control on the page'};
+let i = bars.length - 1;
 if (stopBefore) {
-  const i = bars.findIndex((b) => b.parentElement.textContent.includes(stopBefore));
-  if (i < 1) { done({error: 'no cell holds ' + stopBefore}); return; }
-  bar = bars[i - 1];
+  i = bars.findIndex((b) => b.parentElement.textContent.includes(stopBefore)) - 1;
+  if (i < 0) return {error: 'no cell holds ' + stopBefore};
 }
-const status = bar.querySelector('.posenc-live-status');
-bar.querySelector('.posenc-live-run').click();
-const poll = setInterval(() => {
-  const text = status.textContent;
-  if (/^Ran |error|could not|needs the book served/.test(text)) {
-    clearInterval(poll);
-    done({status: text, timings: window.posencLive.timings,
-          cell: Number(/posenc-cell-(\\d+)/.exec(bar.parentElement.className)[1])});
-  }
-}, 100);
+bars[i].querySelector('.posenc-live-status').textContent = '';
+bars[i].querySelector('.posenc-live-run').click();
+return {bar: i, cell: Number(/posenc-cell-(\\d+)/.exec(bars[i].parentElement.className)[1])};
 """
+
+_STATUS_JS = """
+return document.querySelectorAll('.posenc-live-bar')[arguments[0]].querySelector('.posenc-live-status').textContent;
+"""
+#: A status line that ends a run.
+FINISHED = re.compile(r"^Ran |error|could not|needs the book served")
+
+
+def run_page(driver, stop_before: str | None = None, timeout: float = RUN_TIMEOUT) -> dict:
+    """Click the Run control of the last cell (or of the one before ``stop_before``); wait for the end.
+
+    The wait polls (one WebDriver call per second) rather than holding one asynchronous
+    script: Selenium's client gives up on a single call after 120 seconds.
+    """
+    started = driver.execute_script(_RUN_JS, stop_before)
+    if "error" in started:
+        return started
+    deadline = time.monotonic() + timeout
+    while True:
+        status = driver.execute_script(_STATUS_JS, started["bar"])
+        if FINISHED.search(status) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    return {**started, "status": status, "timings": driver.execute_script("return window.posencLive.timings")}
+
 
 # Each cell shown on the page: its stored printed output, what the run printed, figures.
 _OUTPUTS_JS = """
@@ -176,11 +194,17 @@ def check_live_page(driver, base_url: str, site: pathlib.Path, page: str, edit: 
     load(driver, base_url + f"{page}.html")
     before = live_requests(page_requests(driver, base_url, site))
     started = time.perf_counter()
-    run = driver.execute_async_script(_RUN_JS, None if FULL else STOP_BEFORE.get(page))
+    run = run_page(driver, None if FULL else STOP_BEFORE.get(page))
     report = {"before": before, "run": run, "seconds": time.perf_counter() - started, "problems": []}
     if "error" in run:
         report["problems"].append(run["error"])
         return report
+    fetched = driver.execute_script("return window.posencLive.fetched || []")
+    report["fetched"] = sum(size for _, size in fetched)
+    report["problems"] += [f"the worker fetched {name}, not from the site" for name, _ in fetched
+                           if not name.startswith(base_url + "_pyodide/")]
+    if not fetched:
+        report["problems"].append("the worker reported no file fetched")
     outputs = driver.execute_script(_OUTPUTS_JS, run["cell"])
     report["problems"] += output_problems(outputs)
     report["cells"] = sum(c["upto"] and c["ran"] for c in outputs)
@@ -203,13 +227,14 @@ def test_chapter_runs_in_the_browser(live_browser, live_url, page):
     assert report["cells"] > 0
     if "edit" in report:
         assert not report["edit_problems"], report["edit_problems"]
-    print(f"{page}: {report['cells']} cells shown ran in {report['seconds']:.1f} s", end=" ")
+    print(f"{page}: {report['cells']} cells shown ran in {report['seconds']:.1f} s, "
+          f"{report['fetched'] / 1e6:.1f} MB fetched by the worker", end=" ")
 
 
 def test_run_from_disk_says_how_to_serve(live_browser):
     page = _chapters()[0]
     load(live_browser, (SITE / f"{page}.html").as_uri())
-    run = live_browser.execute_async_script(_RUN_JS, None)
+    run = run_page(live_browser, timeout=30)
     assert "make serve" in run.get("status", ""), run
     assert not live_browser.execute_script("return window.posencLive.timings.length"), "Python ran from file://"
 
