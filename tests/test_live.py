@@ -23,15 +23,19 @@ Timings are not asserted here: ``benchmarks/live_cells.py`` measures them.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
 import os
 import pathlib
 import re
 import shutil
+import threading
 import time
 
 import pytest
 
-from test_site import SITE, _need_browser, _need_site, load, make_driver, page_requests, serve, toc_docnames
+from test_site import SITE, _need_browser, _need_site, _QuietHandler, load, make_driver, page_requests, toc_docnames
 
 #: Seconds a page's run may take (chapter 6 in full: about 4 minutes on 2 shared cores).
 RUN_TIMEOUT = 900
@@ -60,10 +64,38 @@ def live_browser():
         driver.quit()
 
 
+class _CachingHandler(_QuietHandler):
+    """As the site test's server, but the browser may keep ``_pyodide/`` (the same files all session).
+
+    A reader's browser keeps them too; here it spares each chapter after the first the
+    download and the WebAssembly compilation (Chromium caches the compiled module of a
+    cached response): about 5 s per page on this machine.
+    """
+
+    def end_headers(self):
+        if self.path.startswith("/_pyodide/"):
+            self.send_header("Cache-Control", "max-age=3600")
+            http.server.SimpleHTTPRequestHandler.end_headers(self)
+        else:
+            super().end_headers()
+
+
+@contextlib.contextmanager
+def serve_caching(directory: pathlib.Path):
+    handler = functools.partial(_CachingHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture(scope="module")
 def live_url():
     _need_site()
-    with serve(SITE) as url:
+    with serve_caching(SITE) as url:
         yield url
 
 
@@ -260,7 +292,7 @@ def test_breakages_are_caught(live_browser, tmp_path):
     js = script.read_text(encoding="utf-8")
     assert "return pre.innerText;" in js
     script.write_text(js.replace("return pre.innerText;", "return cell.source;"), encoding="utf-8")
-    with serve(copy) as url:
+    with serve_caching(copy) as url:
         report = check_live_page(live_browser, url, copy, page, edit=True)
     assert report["before"] == ["_pyodide/pyodide-lock.json"], report["before"]
     assert len(report["problems"]) == 1 and "tampered" in report["problems"][0], report["problems"]

@@ -46,7 +46,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import urllib.request
 import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
