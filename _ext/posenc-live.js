@@ -57,7 +57,11 @@
       window.posencLive.fetched = ready.fetched;
       makeEditable();
     })();
-    starting.catch(() => { starting = null; });
+    starting.catch(() => {  // a later click tries again, in a new worker
+      starting = null;
+      if (worker) worker.terminate();
+      worker = null;
+    });
     return starting;
   }
 
@@ -70,7 +74,7 @@
       pre.spellcheck = false;
       pre.setAttribute("role", "textbox");
       pre.setAttribute("aria-multiline", "true");
-      pre.setAttribute("aria-label", `Code of cell ${cells.indexOf(cell) + 1}, editable`);
+      pre.setAttribute("aria-label", `Code of code cell ${pre.closest("div.cell").dataset.posencNumber}, editable`);
       pre.classList.add("posenc-live-editable");
     }
   }
@@ -194,6 +198,7 @@
     els.forEach((el, n) => {
       if (!codeOf(el)) return;  // an output-only cell runs with the others, from a cell's controls
       const index = Number(/posenc-cell-(\d+)/.exec(el.className)[1]);
+      el.dataset.posencNumber = String(n + 1);
       const bar = document.createElement("div");
       bar.className = "posenc-live-bar";
       bar.status = document.createElement("span");
