@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := --all -W -n --keep-going
 NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: all venv book test unit regression portability strict-build site-test site-test-after-build notebook-test-after-build pdf pdf-test dist build baselines format lab lab-setup bench clean
+.PHONY: all venv book serve test unit regression portability strict-build site-test site-test-after-build live-test-after-build notebook-test-after-build pdf pdf-test dist build baselines format lab lab-setup bench clean
 
 all: book
 
@@ -28,7 +28,11 @@ $(STAMP): requirements.txt pyproject.toml tools/assets.json
 	touch $(STAMP)
 
 ## make book: execute every chapter and build the HTML into _build/html (strict).
+# tools/fetch_pyodide.py first assembles the Python the chapters' Run controls load in the
+# browser (downloads cached in ~/.cache/posenc-pyodide); if a piece cannot be obtained it says
+# why and the book builds without the controls.
 book: $(STAMP)
+	$(BIN)/python tools/fetch_pyodide.py
 	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
 	@echo "Open _build/html/index.html in a browser."
 
@@ -42,19 +46,31 @@ book: $(STAMP)
 # sweep is its own job), the downloaded notebooks last, when the build they read is done.
 SWEEP_KERNELS := Sandybridge Haswell Nehalem
 test: $(STAMP)
-	$(MAKE) -j2 --output-sync=target site-test-after-build unit regression $(addprefix portability-,$(SWEEP_KERNELS)) notebook-test-after-build
+	$(MAKE) -j2 --output-sync=target site-test-after-build unit regression $(addprefix portability-,$(SWEEP_KERNELS)) live-test-after-build notebook-test-after-build
 
 site-test-after-build: strict-build
 	$(BIN)/python -m pytest tests/test_site.py -rs
+
+# The chapters' Run controls in the browser (tests/test_live.py): every chapter run under Pyodide.
+live-test-after-build: strict-build
+	$(BIN)/python -m pytest tests/test_live.py -rs
 
 notebook-test-after-build: strict-build
 	$(BIN)/python -m pytest tests/test_local_notebooks.py -rs
 
 strict-build: $(STAMP)
+	$(BIN)/python tools/fetch_pyodide.py
 	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
 
+## make serve: the built book on http://127.0.0.1:8000/ (PORT=...), which the chapters' Run
+## controls need: browsers start no Python in a page opened from disk (file://).
+PORT ?= 8000
+serve:
+	@test -f _build/html/index.html || { echo "no built book in _build/html: run make book first"; exit 1; }
+	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)
+
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py --ignore=tests/test_local_notebooks.py -m "not portability"
+	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py --ignore=tests/test_local_notebooks.py --ignore=tests/test_live.py -m "not portability"
 
 ## make portability: the notebook regression under other OpenBLAS kernels and thread counts
 ## (a kernel the CPU lacks is skipped, with the reason).
@@ -70,7 +86,7 @@ portability-%: $(STAMP)
 # Without Chromium it is skipped with a message saying how to install it (-rs prints it);
 # POSENC_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure.
 site-test: $(STAMP)
-	$(BIN)/python -m pytest tests/test_site.py tests/test_local_notebooks.py -rs
+	$(BIN)/python -m pytest tests/test_site.py tests/test_live.py tests/test_local_notebooks.py -rs
 
 ## make pdf: the whole book as one PDF, _build/latex/book.pdf, through Jupyter Book's LaTeX
 ## builder and XeLaTeX (strict, like the HTML), then its checks (tests/test_pdf.py).

@@ -216,9 +216,14 @@ class ExperimentConfig:
     @classmethod
     def book(cls) -> ExperimentConfig:
         """The chapter's configuration: 5 schemes x 5 seeds, heads of width 16, lengths 1x to 8x (32 to 256),
-        float64. Trained once by the command line into :data:`BOOK_RUN`; the chapter retrains part of it."""
+        float64. Trained once by the command line into :data:`BOOK_RUN`; the chapter retrains part of it.
+
+        Two worker processes, except under Pyodide (``sys.platform == "emscripten"``: the
+        chapter's Run controls in the reader's browser), which has no processes: there it
+        trains in one (the results do not depend on ``workers``).
+        """
         return cls(seeds=(0, 1, 2, 3, 4), steps=2000, d_model=64, eval_sequences=512, long_sequences=32,
-                   heldout_every=200, dtype="float64")
+                   heldout_every=200, dtype="float64", workers=1 if sys.platform == "emscripten" else 2)
 
     def model_config(self, scheme: str) -> ModelConfig:
         return ModelConfig(

@@ -250,6 +250,15 @@ def test_float32_training_stays_close_to_float64():
     np.testing.assert_allclose(l32, l64, rtol=1e-3)
 
 
+@pytest.mark.parametrize("platform, workers", [("linux", 2), ("darwin", 2), ("emscripten", 1)])
+def test_book_configuration_trains_in_one_process_under_pyodide(monkeypatch, platform, workers):
+    """Pyodide (the chapters' Run controls in the browser) has no processes: workers=1 there."""
+    monkeypatch.setattr("sys.platform", platform)
+    config = ExperimentConfig.book()
+    assert config.workers == workers
+    assert (config.steps, config.seeds, config.d_model) == (2000, (0, 1, 2, 3, 4), 64)  # the book's configuration
+
+
 def test_command_line_writes_the_table_and_the_figure(tmp_path, capsys):
     out = tmp_path / "res"
     code = main(["--out", str(out), "--schemes", "nope,alibi", "--seeds", "1", "--train-len", "8",

@@ -51,15 +51,18 @@ def test_make_test_runs_the_browser_test_after_the_build():
     # side with the strict build, which the browser test follows (in one job, started first)
     jobs = recipe[0].split("--output-sync=target", 1)[1].split()
     assert jobs[0] == "site-test-after-build", jobs
-    for target in ("unit", "regression", "portability-", "notebook-test-after-build"):
+    for target in ("unit", "regression", "portability-", "live-test-after-build", "notebook-test-after-build"):
         assert any(job.startswith(target) for job in jobs), f"make test does not run {target}"
     unit = re.search(r"^unit:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
     assert "--ignore=tests/test_site.py" in unit and "pytest tests" in unit
     assert "--ignore=tests/test_pdf.py" in unit and "--ignore=tests/test_local_notebooks.py" in unit
+    assert "--ignore=tests/test_live.py" in unit
     strict = re.search(r"^strict-build:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
     assert "jupyter-book build" in strict and "$(BUILD_FLAGS)" in strict
     after = re.search(r"^site-test-after-build: *strict-build\n((?:\t.*\n)+)", makefile, re.M)
     assert after and "pytest tests/test_site.py" in after.group(1)
+    live = re.search(r"^live-test-after-build: *strict-build\n((?:\t.*\n)+)", makefile, re.M)
+    assert live and "pytest tests/test_live.py" in live.group(1)
     notebooks = re.search(r"^notebook-test-after-build: *strict-build\n((?:\t.*\n)+)", makefile, re.M)
     assert notebooks and "pytest tests/test_local_notebooks.py" in notebooks.group(1)
     site = re.search(r"^site-test:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)

@@ -1,0 +1,224 @@
+// Run and edit this chapter's code cells in the browser: Pyodide in a Web Worker, loaded from
+// this site on the first click (see _ext/posenc_live.py). Nothing is fetched before a click.
+(() => {
+  "use strict";
+  const STATIC = new URL(".", document.currentScript.src);
+  const ROOT = new URL("..", STATIC);
+  const PYODIDE = new URL("_pyodide/", ROOT).href;
+  const PAGE = decodeURIComponent(location.pathname).slice(decodeURIComponent(ROOT.pathname).length)
+    .replace(/\.html$/, "");
+  const CELLS = new URL(`_live/${PAGE}.json`, ROOT).href;
+
+  let worker = null, starting = null, cells = null, nextId = 0;
+  const pending = new Map();
+  const ran = new Set();          // cell indices run in the current namespace
+  let queue = Promise.resolve();  // one run at a time, in the order asked
+  const bars = [];                // every cell's bar, to disable buttons while running
+  window.posencLive = { timings: [], ran };
+
+  function cellElement(index) {
+    return document.querySelector(`div.cell.posenc-cell-${index}`);
+  }
+
+  function codeOf(el) {
+    return el ? el.querySelector(":scope > .cell_input pre, :scope > details .cell_input pre") : null;
+  }
+
+  function say(bar, text) {
+    bar.status.textContent = text;
+  }
+
+  function ask(message) {
+    const id = nextId++;
+    return new Promise((resolve) => {
+      pending.set(id, resolve);
+      worker.postMessage({ ...message, id });
+    });
+  }
+
+  function start(bar) {
+    if (starting) return starting;
+    say(bar, "Starting Python in your browser (about 27 MB the first time)…");
+    starting = (async () => {
+      const response = await fetch(CELLS);
+      if (!response.ok) throw new Error(`cannot load ${CELLS}: ${response.status}`);
+      cells = (await response.json()).cells;
+      worker = new Worker(new URL("posenc-live-worker.js", STATIC).href);
+      worker.onmessage = (event) => {
+        const resolve = pending.get(event.data.id);
+        if (resolve) { pending.delete(event.data.id); resolve(event.data); }
+      };
+      worker.onerror = (event) => {
+        for (const resolve of pending.values()) resolve({ error: `The Python worker failed: ${event.message}` });
+        pending.clear();
+      };
+      const ready = await ask({ type: "init", indexURL: PYODIDE });
+      if (ready.error) throw new Error(ready.error);
+      window.posencLive.fetched = ready.fetched;
+      makeEditable();
+    })();
+    starting.catch(() => {  // a later click tries again, in a new worker
+      starting = null;
+      if (worker) worker.terminate();
+      worker = null;
+    });
+    return starting;
+  }
+
+  function makeEditable() {
+    for (const cell of cells) {
+      const pre = codeOf(cell.shown ? cellElement(cell.index) : null);
+      if (!pre || pre.isContentEditable) continue;
+      pre.dataset.stored = pre.textContent;
+      pre.contentEditable = "true";
+      pre.spellcheck = false;
+      pre.setAttribute("role", "textbox");
+      pre.setAttribute("aria-multiline", "true");
+      pre.setAttribute("aria-label", `Code of code cell ${pre.closest("div.cell").dataset.posencNumber}, editable`);
+      pre.classList.add("posenc-live-editable");
+    }
+  }
+
+  function sourceOf(cell) {
+    const pre = codeOf(cell.shown ? cellElement(cell.index) : null);
+    if (pre && pre.dataset.stored !== undefined && pre.textContent !== pre.dataset.stored) {
+      return pre.innerText;
+    }
+    return cell.source;
+  }
+
+  function restore(el) {
+    const live = el.querySelector(":scope > .posenc-live-output");
+    if (live) live.remove();
+    const stored = el.querySelector(":scope > .cell_output");
+    if (stored) stored.hidden = false;
+    const back = el.querySelector(":scope > .posenc-live-bar .posenc-live-restore");
+    if (back) back.hidden = true;
+  }
+
+  function show(el, result) {
+    restore(el);
+    const stored = el.querySelector(":scope > .cell_output");
+    const live = document.createElement("div");
+    live.className = "posenc-live-output";
+    const add = (cls, text) => {
+      if (!text) return;
+      const pre = document.createElement("pre");
+      pre.className = cls;
+      pre.textContent = text;
+      live.append(pre);
+    };
+    add("posenc-live-stdout", result.stdout);
+    add("posenc-live-stderr", result.stderr);
+    add("posenc-live-error", result.error);
+    const altOf = stored ? Array.from(stored.querySelectorAll("img")).map((img) => img.alt) : [];
+    (result.images || []).forEach((png, k) => {
+      const img = document.createElement("img");
+      img.src = `data:image/png;base64,${png}`;
+      img.alt = `Figure ${k + 1} of this cell, drawn in your browser` +
+        (altOf[k] ? `; as stored in the book: ${altOf[k]}` : "");
+      img.className = "posenc-live-figure";
+      live.append(img);
+    });
+    if (result.keep) {
+      const note = document.createElement("p");
+      note.className = "posenc-live-note";
+      note.textContent = "The interactive figure below is the book's precomputed one: a run in your " +
+        "browser does not redraw it.";
+      live.append(note);
+    } else if (stored) {
+      stored.hidden = true;
+    }
+    if (!live.childElementCount) {
+      const note = document.createElement("p");
+      note.className = "posenc-live-note";
+      note.textContent = "This run printed nothing.";
+      live.append(note);
+    }
+    if (stored) stored.before(live); else el.append(live);
+    const back = el.querySelector(":scope > .posenc-live-bar .posenc-live-restore");
+    if (back) back.hidden = false;
+  }
+
+  function busy(on) {
+    for (const bar of bars) bar.buttons.forEach((b) => { b.disabled = on; });
+  }
+
+  async function run(index, fromTop, bar) {
+    if (location.protocol === "file:") {
+      say(bar, "Running the code needs the book served over HTTP (browsers start no Python " +
+        "from a file opened from disk): in the book's folder run `make serve`, then open " +
+        `http://127.0.0.1:8000/${PAGE}.html`);
+      return;
+    }
+    busy(true);
+    const clicked = performance.now();
+    try {
+      await start(bar);
+      if (fromTop) {
+        await ask({ type: "reset" });
+        ran.clear();
+      }
+      const upto = cells.findIndex((c) => c.index === index);
+      for (let k = 0; k <= upto; k++) {
+        const cell = cells[k];
+        if (k < upto && ran.has(cell.index)) continue;
+        say(bar, k < upto ? `Running cell ${k + 1} of the ${upto + 1} up to this one…` : "Running…");
+        const result = await ask({ type: "run", code: sourceOf(cell) });
+        ran.add(cell.index);
+        const el = cell.shown ? cellElement(cell.index) : null;
+        if (el) show(el, result);
+        window.posencLive.timings.push({ cell: cell.index, seconds: result.seconds,
+          sinceClick: (performance.now() - clicked) / 1000 });
+        if (result.error) {
+          say(bar, k < upto ? `Cell ${k + 1} raised an error; stopped there.` : "The cell raised an error.");
+          return;
+        }
+      }
+      say(bar, `Ran in your browser (${((performance.now() - clicked) / 1000).toFixed(1)} s).`);
+    } catch (error) {
+      say(bar, `Python could not start: ${error.message}`);
+    } finally {
+      busy(false);
+    }
+  }
+
+  function button(text, label, cls, action) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = `posenc-live-button ${cls}`;
+    b.textContent = text;
+    b.setAttribute("aria-label", label);
+    b.addEventListener("click", action);
+    return b;
+  }
+
+  function setup() {
+    const els = Array.from(document.querySelectorAll("div.cell[class*='posenc-cell-']"));
+    els.forEach((el, n) => {
+      if (!codeOf(el)) return;  // an output-only cell runs with the others, from a cell's controls
+      const index = Number(/posenc-cell-(\d+)/.exec(el.className)[1]);
+      el.dataset.posencNumber = String(n + 1);
+      const bar = document.createElement("div");
+      bar.className = "posenc-live-bar";
+      bar.status = document.createElement("span");
+      bar.status.className = "posenc-live-status";
+      bar.status.setAttribute("role", "status");
+      const go = (fromTop) => () => { queue = queue.then(() => run(index, fromTop, bar)); };
+      const back = button("Show stored output", `Show stored output of code cell ${n + 1}`,
+        "posenc-live-restore", () => restore(el));
+      back.hidden = true;
+      bar.buttons = [
+        button("Run", `Run code cell ${n + 1} in your browser`, "posenc-live-run", go(false)),
+        button("Run from the top", `Run from the top through code cell ${n + 1}`, "posenc-live-all", go(true)),
+        back,
+      ];
+      bar.append(...bar.buttons, bar.status);
+      el.prepend(bar);
+      bars.push(bar);
+    });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setup);
+  else setup();
+})();
