@@ -4,10 +4,11 @@
 "use strict";
 
 // Runs a cell as a notebook does: the statements, then the value of a last bare expression
-// (its repr, as IPython's text output); stdout and stderr captured; a traceback without this
-// runner's frame; every open Matplotlib figure saved as a PNG, then closed.
+// (pretty-printed as IPython's text output is: 79 columns, dicts in their own order); stdout
+// and stderr captured; a traceback without this runner's frame; every open Matplotlib figure
+// saved as a PNG, then closed.
 const RUNNER = `
-import ast, base64, contextlib, io, os, sys, traceback
+import ast, base64, contextlib, io, os, pprint, sys, traceback
 os.environ["MPLBACKEND"] = "Agg"
 import matplotlib
 matplotlib.use("Agg")
@@ -40,7 +41,7 @@ def _run(code):
                     if value.number not in plt.get_fignums():
                         plt.figure(value)
                 elif value is not None:
-                    print(repr(value))
+                    print(pprint.pformat(value, width=79, sort_dicts=False))
     except BaseException:
         kind, error, tb = sys.exc_info()
         result["error"] = "".join(traceback.format_exception(kind, error, tb.tb_next))

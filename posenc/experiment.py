@@ -266,8 +266,8 @@ def book_claims() -> tuple:
     c += [Claim(v, "rope", 256, "beyond") for v in variants]
     c += [Claim("rope+yarn-released", v, L, "beyond") for v in ("rope+pi", "rope+ntk", "rope+yarn-paper")
           for L in (64, 128, 256)]
-    # the paper's ramp is near PI, but better at 2x
-    c += [Claim("rope+yarn-paper", "rope+pi", 64, "beyond")]
+    # the paper's ramp is near PI, but better at 2x and 4x
+    c += [Claim("rope+yarn-paper", "rope+pi", L, "beyond") for L in (64, 128)]
     # inside the trained window at 8x: NTK-aware does least damage, then YaRN (released), then the
     # paper's ramp and PI; PI without fine-tuning is worse than the bigram loss there
     c += [Claim("rope+ntk", "rope+yarn-released", 256, "within"),
