@@ -1061,6 +1061,25 @@ def test_pages_opened_from_disk_work(browser):
     assert formulas > 0
 
 
+def pages_showing_the_build_path(site: pathlib.Path, root: pathlib.Path = ROOT) -> list[str]:
+    """The site's HTML pages that contain the absolute path of the checkout that built them
+    (an autodoc value such as a data file's path): a reader must not see the builder's
+    machine, and two clones must build the same pages."""
+    needle = str(root.resolve())
+    return sorted(str(p.relative_to(site)) for p in site.rglob("*.html")
+                  if needle in p.read_text(encoding="utf-8", errors="replace"))
+
+
+def test_no_page_shows_where_it_was_built():
+    _need_site()
+    assert not pages_showing_the_build_path(SITE), pages_showing_the_build_path(SITE)
+
+
+def test_breakage_build_path_is_caught(broken_copy):
+    _break(broken_copy, "api.html", "</body>", f"<p>{ROOT.resolve() / 'posenc' / 'data'}</p></body>")
+    assert pages_showing_the_build_path(broken_copy) == ["api.html"]
+
+
 def test_chapters_offer_their_executed_notebook():
     """Each chapter page links its executed notebook (.ipynb, with outputs) for download."""
     _need_site()
@@ -1650,6 +1669,16 @@ def _entry_name(anchor: str) -> str:
     return anchor.removeprefix("module-").split(".")[-1]
 
 
+def _names_it(anchor: str, attribute: bool) -> bool:
+    """Whether an API anchor documents a name that a link's text could be: a module's
+    function, class or constant for a bare name (``apply_rope``), also a member of a class
+    (``Results.config``) for a dotted one (``results.config``). A bare variable that
+    happens to share a member's name (``config``, an ``ExperimentConfig``) is linked to its
+    type, not to that member."""
+    parts = anchor.removeprefix("module-").split(".")
+    return parts[0] == "posenc" and (attribute or len(parts) <= 3)
+
+
 def check_code_links(site: pathlib.Path, page: str) -> tuple[int, list[str]]:
     """posenc's names in the page's code cells that link to the API page; returns (count, problems).
 
@@ -1674,11 +1703,12 @@ def check_code_links(site: pathlib.Path, page: str) -> tuple[int, list[str]]:
         if fragment not in anchors:
             problems.append(f"{link.get_text()!r} links to {link['href']}: no such element")
             continue
-        name = link.get_text().split(".")[-1]
+        text = link.get_text()
+        name = text.split(".")[-1]
         if name == _entry_name(fragment):
             count += 1
-        elif name in {_entry_name(a) for a in anchors if a.removeprefix("module-").startswith("posenc")}:
-            problems.append(f"{link.get_text()!r} links to another name's entry, {link['href']}")
+        elif name in {_entry_name(a) for a in anchors if _names_it(a, attribute="." in text)}:
+            problems.append(f"{text!r} links to another name's entry, {link['href']}")
     return count, problems
 
 
