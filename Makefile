@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := --all -W -n --keep-going
 NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: all venv book serve test unit regression portability strict-build site-test site-test-after-build live-test-after-build notebook-test-after-build pdf pdf-test dist build baselines format lab lab-setup bench clean
+.PHONY: all venv book serve test unit regression portability strict-build site-test site-test-after-build site-breakage-test-after-build live-test-after-build notebook-test-after-build pdf pdf-test dist build baselines format lab lab-setup bench clean
 
 all: book
 
@@ -37,19 +37,25 @@ book: $(STAMP)
 	@echo "Open _build/html/index.html in a browser."
 
 ## make test: two at a time on the two cores, the strict build followed by the browser test
-## of that build (site-test-after-build), the unit tests and baseline currency, the notebook
-## regression (nbval), the regression re-run under each other BLAS kernel
-## (tests/test_portability.py), and the downloaded notebooks of the build
-## (notebook-test-after-build).
+## of that build (site-test-after-build and site-breakage-test-after-build), the unit tests and
+## baseline currency, the notebook regression (nbval), the regression re-run under each other
+## BLAS kernel (tests/test_portability.py), the Run controls in the browser
+## (live-test-after-build) and the downloaded notebooks of the build (notebook-test-after-build).
 # The strict build and then the browser test are the longest chain, so they start first and
 # run in one job; the other jobs take the second core in the order listed (each kernel of the
-# sweep is its own job), the downloaded notebooks last, when the build they read is done.
+# sweep is its own job). The browser test is split in two jobs, the site's pages and the tests
+# that break a copy of it (SITE_BREAKAGE selects them; together the two run every test once),
+# so that the two cores finish together.
 SWEEP_KERNELS := Sandybridge Haswell Nehalem
+SITE_BREAKAGE := breakage or both_controls
 test: $(STAMP)
-	$(MAKE) -j2 --output-sync=target site-test-after-build unit regression $(addprefix portability-,$(SWEEP_KERNELS)) live-test-after-build notebook-test-after-build
+	$(MAKE) -j2 --output-sync=target site-test-after-build unit regression $(addprefix portability-,$(SWEEP_KERNELS)) site-breakage-test-after-build live-test-after-build notebook-test-after-build
 
 site-test-after-build: strict-build
-	$(BIN)/python -m pytest tests/test_site.py -rs
+	$(BIN)/python -m pytest tests/test_site.py -rs -k "not ($(SITE_BREAKAGE))"
+
+site-breakage-test-after-build: strict-build
+	$(BIN)/python -m pytest tests/test_site.py -rs -k "$(SITE_BREAKAGE)"
 
 # The chapters' Run controls in the browser (tests/test_live.py): every chapter run under Pyodide.
 live-test-after-build: strict-build

@@ -58,6 +58,7 @@ import os
 import pathlib
 import re
 import shutil
+import sys
 import threading
 import time
 import urllib.parse
@@ -84,6 +85,10 @@ INSTALL_HINT = (
 PHONE_WIDTH = 375
 DESKTOP = (1280, 900)
 PAGE_TIMEOUT = 60  # seconds for MathJax or Plotly to finish on a slow, shared machine
+#: Seconds a moved control has to show its new state. A breakage test, where the change never
+#: comes, lowers it (monkeypatch) rather than wait it out: it only makes the failure it expects
+#: come sooner.
+CHANGE_TIMEOUT = 15
 #: The most a page may load on a reader's first visit, uncompressed, everything included (its
 #: HTML, styles, scripts, fonts, images, MathJax and plotly.js): 3 MB.
 WEIGHT_BUDGET = 3_000_000
@@ -641,7 +646,7 @@ def check_interactive(driver, timeout: float = PAGE_TIMEOUT) -> tuple[int, list[
                 plot_id,
                 before["active"],
                 before["drawn"],
-                timeout=15,
+                timeout=CHANGE_TIMEOUT,
             )
         except TimeoutException:
             now = driver.execute_script(_PLOT_STATE_JS, plot_id)
@@ -777,7 +782,7 @@ def check_keyboard(driver, plot_id: str) -> list[str]:
             " return s && s.active !== arguments[1] && s.drawn !== arguments[2] && s.status !== arguments[3]"
             " ? s : null;",
             plot_id, before["active"], before["drawn"], before["status"],
-            timeout=15,
+            timeout=CHANGE_TIMEOUT,
         )
     except TimeoutException:
         now = driver.execute_script(_PLOT_STATE_JS, plot_id) or {}
@@ -1308,8 +1313,9 @@ def _edit_figure(copy: pathlib.Path, edit) -> tuple[str, str, dict]:
     return page, match.group(1), figure
 
 
-def test_breakage_dead_control_is_caught(browser, broken_copy):
+def test_breakage_dead_control_is_caught(browser, broken_copy, monkeypatch):
     """An interactive figure whose control switches nothing is caught."""
+    monkeypatch.setattr(sys.modules[__name__], "CHANGE_TIMEOUT", 3)
 
     def same_traces_in_every_state(figure):  # the control still moves, but nothing changes
         figure["states"] = [{} for _ in figure["states"]]  # what Plotly.restyle is given, per state
@@ -1442,8 +1448,9 @@ _KEYBOARD_BREAKAGES = {
 
 @pytest.mark.parametrize("control", ["slider", "dropdown"])
 @pytest.mark.parametrize("breakage", sorted(_KEYBOARD_BREAKAGES))
-def test_breakage_keyboard_is_caught(browser, broken_copy, control, breakage):
+def test_breakage_keyboard_is_caught(browser, broken_copy, control, breakage, monkeypatch):
     """A control that the keyboard cannot reach or operate, or that announces nothing, fails the keyboard check."""
+    monkeypatch.setattr(sys.modules[__name__], "CHANGE_TIMEOUT", 3)
     old, new, expected = _KEYBOARD_BREAKAGES[breakage]
     page = _figure_page(broken_copy, control, breakage=(old, new))
     with serve(broken_copy) as url:

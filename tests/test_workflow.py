@@ -61,6 +61,11 @@ def test_make_test_runs_the_browser_test_after_the_build():
     assert "jupyter-book build" in strict and "$(BUILD_FLAGS)" in strict
     after = re.search(r"^site-test-after-build: *strict-build\n((?:\t.*\n)+)", makefile, re.M)
     assert after and "pytest tests/test_site.py" in after.group(1)
+    # the browser test in two jobs, which together select every test once
+    breakage = re.search(r"^site-breakage-test-after-build: *strict-build\n((?:\t.*\n)+)", makefile, re.M)
+    assert "site-breakage-test-after-build" in jobs
+    assert breakage and "pytest tests/test_site.py" in breakage.group(1)
+    assert '-k "not ($(SITE_BREAKAGE))"' in after.group(1) and '-k "$(SITE_BREAKAGE)"' in breakage.group(1)
     live = re.search(r"^live-test-after-build: *strict-build\n((?:\t.*\n)+)", makefile, re.M)
     assert live and "pytest tests/test_live.py" in live.group(1)
     notebooks = re.search(r"^notebook-test-after-build: *strict-build\n((?:\t.*\n)+)", makefile, re.M)
