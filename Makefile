@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := --all -W -n --keep-going
 NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: all venv book serve test unit regression portability strict-build site-test site-test-after-build site-breakage-test-after-build live-test-after-build notebook-test-after-build pdf pdf-test dist build baselines format lab lab-setup bench clean
+.PHONY: all venv book serve test unit regression portability strict-build site-test site-test-after-build site-breakage-test-after-build live-test-after-build notebook-test-after-build site-test-built site-breakage-test-built live-test-built notebook-test-built pdf pdf-test dist build baselines format lab lab-setup bench clean
 
 all: book
 
@@ -36,32 +36,47 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
 	@echo "Open _build/html/index.html in a browser."
 
-## make test: two at a time on the two cores, the strict build followed by the browser test
-## of that build (site-test-after-build and site-breakage-test-after-build), the unit tests and
-## baseline currency, the notebook regression (nbval), the regression re-run under each other
-## BLAS kernel (tests/test_portability.py), the Run controls in the browser
-## (live-test-after-build) and the downloaded notebooks of the build (notebook-test-after-build).
-# The strict build and then the browser test are the longest chain, so they start first and
-# run in one job; the other jobs take the second core in the order listed (each kernel of the
-# sweep is its own job). The browser test is split in two jobs, the site's pages and the tests
-# that break a copy of it (SITE_BREAKAGE selects them; together the two run every test once),
-# so that the two cores finish together.
+## make test: two at a time on the two cores. First the strict build, beside the unit tests
+## and baseline currency; then, on that build, the browser test of the site (its pages, and
+## the tests that break a copy of it), the Run controls in the browser (test_live), the
+## downloaded notebooks (test_local_notebooks), beside the notebook regression (nbval) and
+## its re-run under each other BLAS kernel (tests/test_portability.py).
+# Two phases, because make, given one list with -j2, starts the goals in list order and
+# comes back to one waiting for the build only at the end of the list: the browser test
+# then ran last, alone. In the second phase the longest jobs come first, so the two cores
+# finish together. The browser test is split in two jobs (SITE_BREAKAGE selects the tests
+# that break a copy of the site; together the two run every test once). The *-after-build
+# targets build first, for use on their own.
 SWEEP_KERNELS := Sandybridge Haswell Nehalem
 SITE_BREAKAGE := breakage or both_controls
 test: $(STAMP)
-	$(MAKE) -j2 --output-sync=target site-test-after-build unit regression $(addprefix portability-,$(SWEEP_KERNELS)) site-breakage-test-after-build live-test-after-build notebook-test-after-build
+	$(MAKE) -j2 --output-sync=target strict-build unit
+	$(MAKE) -j2 --output-sync=target site-breakage-test-built site-test-built live-test-built regression $(addprefix portability-,$(SWEEP_KERNELS)) notebook-test-built
 
 site-test-after-build: strict-build
-	$(BIN)/python -m pytest tests/test_site.py -rs -k "not ($(SITE_BREAKAGE))"
+	$(MAKE) site-test-built
 
 site-breakage-test-after-build: strict-build
+	$(MAKE) site-breakage-test-built
+
+live-test-after-build: strict-build
+	$(MAKE) live-test-built
+
+notebook-test-after-build: strict-build
+	$(MAKE) notebook-test-built
+
+# The same tests on the site already built in _build/html (make test's second phase).
+site-test-built: $(STAMP)
+	$(BIN)/python -m pytest tests/test_site.py -rs -k "not ($(SITE_BREAKAGE))"
+
+site-breakage-test-built: $(STAMP)
 	$(BIN)/python -m pytest tests/test_site.py -rs -k "$(SITE_BREAKAGE)"
 
 # The chapters' Run controls in the browser (tests/test_live.py): every chapter run under Pyodide.
-live-test-after-build: strict-build
+live-test-built: $(STAMP)
 	$(BIN)/python -m pytest tests/test_live.py -rs
 
-notebook-test-after-build: strict-build
+notebook-test-built: $(STAMP)
 	$(BIN)/python -m pytest tests/test_local_notebooks.py -rs
 
 strict-build: $(STAMP)

@@ -46,30 +46,38 @@ def test_workflow_runs_the_ci_command_which_runs_the_readme_command():
 def test_make_test_runs_the_browser_test_after_the_build():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", makefile, re.M).group(1).splitlines()
-    assert len(recipe) == 1 and "-j2" in recipe[0]
-    # the unit tests, the regression, the kernel sweep and the downloaded notebooks side by
-    # side with the strict build, which the browser test follows (in one job, started first)
-    jobs = recipe[0].split("--output-sync=target", 1)[1].split()
-    assert jobs[0] == "site-test-after-build", jobs
-    for target in ("unit", "regression", "portability-", "live-test-after-build", "notebook-test-after-build"):
-        assert any(job.startswith(target) for job in jobs), f"make test does not run {target}"
+    # two phases on two cores: the strict build beside the unit tests, then everything that
+    # reads the build beside the regression and the kernel sweep
+    assert len(recipe) == 2 and all("-j2" in line for line in recipe), recipe
+    first, second = (line.split("--output-sync=target", 1)[1].split() for line in recipe)
+    assert first == ["strict-build", "unit"], first
+    for target in ("site-test-built", "site-breakage-test-built", "live-test-built", "notebook-test-built",
+                   "regression", "portability-"):
+        assert any(job.startswith(target) for job in second), f"make test does not run {target}"
+    assert "strict-build" not in second and not any(job.endswith("-after-build") for job in second)
     unit = re.search(r"^unit:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
     assert "--ignore=tests/test_site.py" in unit and "pytest tests" in unit
     assert "--ignore=tests/test_pdf.py" in unit and "--ignore=tests/test_local_notebooks.py" in unit
     assert "--ignore=tests/test_live.py" in unit
     strict = re.search(r"^strict-build:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
     assert "jupyter-book build" in strict and "$(BUILD_FLAGS)" in strict
-    after = re.search(r"^site-test-after-build: *strict-build\n((?:\t.*\n)+)", makefile, re.M)
-    assert after and "pytest tests/test_site.py" in after.group(1)
+
+    def recipe_of(target):
+        found = re.search(rf"^{target}: *\$\(STAMP\)\n((?:\t.*\n)+)", makefile, re.M)
+        assert found, f"no recipe for {target}"
+        return found.group(1)
+
     # the browser test in two jobs, which together select every test once
-    breakage = re.search(r"^site-breakage-test-after-build: *strict-build\n((?:\t.*\n)+)", makefile, re.M)
-    assert "site-breakage-test-after-build" in jobs
-    assert breakage and "pytest tests/test_site.py" in breakage.group(1)
-    assert '-k "not ($(SITE_BREAKAGE))"' in after.group(1) and '-k "$(SITE_BREAKAGE)"' in breakage.group(1)
-    live = re.search(r"^live-test-after-build: *strict-build\n((?:\t.*\n)+)", makefile, re.M)
-    assert live and "pytest tests/test_live.py" in live.group(1)
-    notebooks = re.search(r"^notebook-test-after-build: *strict-build\n((?:\t.*\n)+)", makefile, re.M)
-    assert notebooks and "pytest tests/test_local_notebooks.py" in notebooks.group(1)
+    assert '-k "not ($(SITE_BREAKAGE))"' in recipe_of("site-test-built")
+    assert '-k "$(SITE_BREAKAGE)"' in recipe_of("site-breakage-test-built")
+    assert "pytest tests/test_site.py" in recipe_of("site-test-built")
+    assert "pytest tests/test_site.py" in recipe_of("site-breakage-test-built")
+    assert "pytest tests/test_live.py" in recipe_of("live-test-built")
+    assert "pytest tests/test_local_notebooks.py" in recipe_of("notebook-test-built")
+    # each *-after-build target builds first, then runs its *-built twin
+    for name in ("site-test", "site-breakage-test", "live-test", "notebook-test"):
+        after = re.search(rf"^{name}-after-build: *strict-build\n\t\$\(MAKE\) {name}-built\n", makefile, re.M)
+        assert after, f"{name}-after-build does not build first"
     site = re.search(r"^site-test:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
     assert "pytest tests/test_site.py" in site
 
