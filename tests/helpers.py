@@ -1,8 +1,10 @@
-"""Helpers shared by the unit tests: anchored error matching and finite differences."""
+"""Helpers shared by the unit tests: anchored error matching, finite differences, a fake npm tarball."""
 
 from __future__ import annotations
 
+import io
 import re
+import tarfile
 
 import numpy as np
 import pytest
@@ -48,3 +50,14 @@ def finite_difference_gradient(loss, param: np.ndarray, eps: float = 1e-6) -> np
         param[idx] = old
         numeric[idx] = (up - down) / (2 * eps)
     return numeric
+
+
+def npm_tarball(files: dict[str, bytes]) -> bytes:
+    """A gzipped tarball laid out as ``npm pack`` writes one (every file under ``package/``)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"package/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()

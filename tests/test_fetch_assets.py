@@ -5,27 +5,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.util
-import io
 import json
 import pathlib
-import tarfile
 
 import pytest
+from helpers import npm_tarball
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("fetch_assets", ROOT / "tools" / "fetch_assets.py")
 fetch_assets = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(fetch_assets)
-
-
-def _tarball(files: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(f"package/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 def _sri(data: bytes) -> str:
@@ -48,7 +37,7 @@ def test_tarball_url_drops_the_scope():
 
 
 def test_integrity_mismatch_is_refused():
-    data = _tarball({"a.js": b"ok"})
+    data = npm_tarball({"a.js": b"ok"})
     fetch_assets.check_integrity(data, _sri(data), "pkg")
     tampered = data[:-1] + bytes([data[-1] ^ 1])
     with pytest.raises(ValueError, match=r"^pkg: integrity sha512-.* differs from the pinned"):
@@ -56,7 +45,7 @@ def test_integrity_mismatch_is_refused():
 
 
 def test_extract_writes_the_listed_files_only(tmp_path):
-    data = _tarball({"dist/x.min.js": b"x", "other.js": b"y"})
+    data = npm_tarball({"dist/x.min.js": b"x", "other.js": b"y"})
     entry = {"name": "@s/p", "version": "1.0.0", "integrity": _sri(data), "files": ["dist/x.min.js"]}
     written = fetch_assets.extract(data, entry, tmp_path)
     assert written == [tmp_path / "@s/p/dist/x.min.js"]

@@ -10,13 +10,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.util
-import io
 import json
 import pathlib
-import tarfile
 import zipfile
 
 import pytest
+from helpers import npm_tarball
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("fetch_pyodide", ROOT / "tools" / "fetch_pyodide.py")
@@ -41,18 +40,13 @@ def _cache(tmp_path, monkeypatch, wheels=WHEELS, lock=None) -> pathlib.Path:
     cache.mkdir()
     files = {name: f"{name} bytes".encode() for name in fetch.CORE_FILES}
     files["pyodide-lock.json"] = json.dumps(lock or _lock()).encode()
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(f"package/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    (cache / fetch.NPM_TARBALL).write_bytes(buf.getvalue())
+    tarball = npm_tarball(files)
+    (cache / fetch.NPM_TARBALL).write_bytes(tarball)
     with zipfile.ZipFile(cache / fetch.CARRIER_FILE, "w") as carrier:
         for name, data in wheels.items():
             carrier.writestr(f"{fetch.CARRIER_DIR}{name}-1-py3-none-any.whl", data)
     monkeypatch.setattr(fetch, "NPM_INTEGRITY",
-                        "sha512-" + base64.b64encode(hashlib.sha512(buf.getvalue()).digest()).decode())
+                        "sha512-" + base64.b64encode(hashlib.sha512(tarball).digest()).decode())
     monkeypatch.setattr(fetch, "CARRIER_SHA256", hashlib.sha256((cache / fetch.CARRIER_FILE).read_bytes()).hexdigest())
     return cache
 
