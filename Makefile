@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := --all -W -n --keep-going
 NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: all venv book serve test unit regression portability strict-build site-test site-test-after-build site-breakage-test-after-build live-test-after-build notebook-test-after-build site-test-built site-breakage-test-built live-test-built notebook-test-built pdf pdf-test dist build baselines format lab lab-setup bench clean
+.PHONY: all venv book serve test unit regression portability strict-build site-test site-test-built site-breakage-test-built live-test-built notebook-test-built pdf pdf-test dist build baselines format lab lab-setup bench clean
 
 all: book
 
@@ -45,27 +45,15 @@ book: $(STAMP)
 # comes back to one waiting for the build only at the end of the list: the browser test
 # then ran last, alone. In the second phase the longest jobs come first, so the two cores
 # finish together. The browser test is split in two jobs (SITE_BREAKAGE selects the tests
-# that break a copy of the site; together the two run every test once). The *-after-build
-# targets build first, for use on their own.
+# that break a copy of the site; together the two run every test once).
 SWEEP_KERNELS := Sandybridge Haswell Nehalem
 SITE_BREAKAGE := breakage or both_controls
 test: $(STAMP)
 	$(MAKE) -j2 --output-sync=target strict-build unit
 	$(MAKE) -j2 --output-sync=target site-breakage-test-built site-test-built live-test-built regression $(addprefix portability-,$(SWEEP_KERNELS)) notebook-test-built
 
-site-test-after-build: strict-build
-	$(MAKE) site-test-built
-
-site-breakage-test-after-build: strict-build
-	$(MAKE) site-breakage-test-built
-
-live-test-after-build: strict-build
-	$(MAKE) live-test-built
-
-notebook-test-after-build: strict-build
-	$(MAKE) notebook-test-built
-
-# The same tests on the site already built in _build/html (make test's second phase).
+# The tests of the site already built in _build/html (make test's second phase; `make
+# site-test` runs them all on their own).
 site-test-built: $(STAMP)
 	$(BIN)/python -m pytest tests/test_site.py -rs -k "not ($(SITE_BREAKAGE))"
 

@@ -25,20 +25,28 @@ Timings are not asserted here: ``benchmarks/live_cells.py`` measures them.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import http.server
 import os
 import pathlib
 import re
 import shutil
 import sys
-import threading
 import time
 
 import pytest
 
-from test_site import REQUIRE, SITE, _need_browser, _need_site, _QuietHandler, load, make_driver, page_requests, toc_docnames
+from test_site import (
+    REQUIRE,
+    SITE,
+    _need_browser,
+    _need_site,
+    _QuietHandler,
+    load,
+    make_driver,
+    page_requests,
+    serve,
+    toc_docnames,
+)
 
 #: Seconds a page's run may take (chapter 6 in full: about 4 minutes on 2 shared cores).
 RUN_TIMEOUT = 900
@@ -89,16 +97,8 @@ class _CachingHandler(_QuietHandler):
             super().end_headers()
 
 
-@contextlib.contextmanager
 def serve_caching(directory: pathlib.Path):
-    handler = functools.partial(_CachingHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    return serve(directory, _CachingHandler)
 
 
 @pytest.fixture(scope="module")

@@ -181,9 +181,10 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serve(directory: pathlib.Path):
-    """Serve ``directory`` on 127.0.0.1 (a free port) for the duration of the block."""
-    handler = functools.partial(_QuietHandler, directory=str(directory))
+def serve(directory: pathlib.Path, handler_class=None):
+    """Serve ``directory`` on 127.0.0.1 (a free port) for the duration of the block, with
+    ``handler_class`` (default: the quiet handler below; test_live passes a caching one)."""
+    handler = functools.partial(handler_class or _QuietHandler, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
