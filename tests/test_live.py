@@ -97,14 +97,10 @@ class _CachingHandler(_QuietHandler):
             super().end_headers()
 
 
-def serve_caching(directory: pathlib.Path):
-    return serve(directory, _CachingHandler)
-
-
 @pytest.fixture(scope="module")
 def live_url():
     _need_site()
-    with serve_caching(SITE) as url:
+    with serve(SITE, _CachingHandler) as url:
         yield url
 
 
@@ -325,7 +321,7 @@ def test_breakages_are_caught(live_browser, tmp_path):
     js = script.read_text(encoding="utf-8")
     assert "return pre.innerText;" in js
     script.write_text(js.replace("return pre.innerText;", "return cell.source;"), encoding="utf-8")
-    with serve_caching(copy) as url:
+    with serve(copy, _CachingHandler) as url:
         report = check_live_page(live_browser, url, copy, page, edit=True)
     assert report["before"] == ["_pyodide/pyodide-lock.json"], report["before"]
     assert len(report["problems"]) == 1 and "tampered" in report["problems"][0], report["problems"]
