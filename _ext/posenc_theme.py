@@ -5,9 +5,10 @@ CSS with web fonts (``all.min.css``, 0.1 MB) and its JavaScript (``all.min.js``,
 every page, the heaviest file most pages load), which replaces each ``<i class="fa-...">``
 with an inline SVG drawn from the 2,000 icons it carries. The CSS alone draws the same icons
 from the web fonts, fetched only when a page shows an icon of that style (the header's icons
-are all solid: ``fa-solid-900.woff2``, 0.16 MB). So the script tag is removed from every page
-and the script from the site (a page that still named it would then log a failed load, which
-the browser test reports); the stylesheet and fonts stay as the theme ships them.
+are all solid: ``fa-solid-900.woff2``). So the script tag is removed from every page and the
+script from the site (a page that still named it would then log a failed load, which the
+browser test reports); the stylesheet stays as the theme ships it, and the fonts are cut down
+to the icons the site shows by ``posenc_icons.py``.
 
 The theme also writes into every page ``<link rel="preload" as="font" crossorigin ...>`` for
 the three web fonts, from a macro (``head_pre_icons`` in its ``webpack-macros.html``) that no

@@ -11,6 +11,8 @@ system's ``chromium`` and ``chromedriver``. On each page:
   (``alt=""`` with ``role="presentation"``/``"none"`` or ``aria-hidden="true"``);
 - MathJax typeset every formula (every ``.math`` element) with no MathJax error;
 - every internal link leads to a file of the site, and its ``#anchor`` to an element;
+- every icon drawn (an element whose ``::before`` uses a Font Awesome font) has its glyph in
+  the web font the site ships (_ext/posenc_icons.py cuts those fonts down to the icons used);
 - nothing scrolls sideways at a 375-pixel-wide viewport, and images keep their proportions there;
 - a cell whose output is only a figure folds its code (the ``hide-input`` toggle), and a
   folded cell shows its output but not its code;
@@ -551,6 +553,47 @@ def check_links(driver, base_url: str, site: pathlib.Path) -> list[str]:
     return problems
 
 
+#: Every icon the page draws: an element whose ``::before`` is set in a Font Awesome font,
+#: with the code point it shows, the font's family and weight, and where it is.
+_ICONS_JS = """
+const out = [];
+for (const el of document.querySelectorAll('body *')) {
+  const s = getComputedStyle(el, '::before');
+  if (!/Font Awesome/.test(s.fontFamily)) continue;
+  const text = s.content.replace(/^"(.*)"$/, '$1');
+  if (!text || s.content === 'none' || s.content === 'normal') continue;
+  out.push([text.codePointAt(0), s.fontFamily, s.fontWeight,
+            el.tagName.toLowerCase() + '.' + Array.from(el.classList).join('.')]);
+}
+return out;
+"""
+
+
+def icon_font(site: pathlib.Path, family: str, weight: str) -> pathlib.Path:
+    """The WOFF2 file of the site that draws an icon in ``family`` at ``weight`` (Font Awesome 6's CSS)."""
+    style = "brands-400" if "Brands" in family else "solid-900" if int(weight) >= 900 else "regular-400"
+    found = sorted(site.glob(f"_static/vendor/fontawesome/*/webfonts/fa-{style}.woff2"))
+    assert len(found) == 1, f"expected one fa-{style}.woff2 in {site}, found {found}"
+    return found[0]
+
+
+@functools.cache
+def _glyphs(font: pathlib.Path, mtime: float) -> frozenset:
+    from fontTools.ttLib import TTFont
+
+    return frozenset(TTFont(font).getBestCmap() or ())  # a font cut down to no icon has no cmap
+
+
+def check_icons(driver, site: pathlib.Path) -> list[str]:
+    """Every icon drawn on the page has its glyph in the font the site ships (else it shows as nothing)."""
+    problems = []
+    for point, family, weight, where in driver.execute_script(_ICONS_JS):
+        font = icon_font(site, family, weight)
+        if point not in _glyphs(font, font.stat().st_mtime):
+            problems.append(f"icon U+{point:04X} of {where} is not in {font.name}")
+    return sorted(set(problems))
+
+
 def check_overflow(driver) -> list[str]:
     """At a 375-pixel viewport, the page must not scroll sideways."""
     driver.execute_cdp_cmd(
@@ -938,6 +981,7 @@ def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: b
     problems["images"] = [f"not decoded: {src}" for src in images["bad"]]
     problems["alt"] = check_alt_text(driver)
     problems["links"] = check_links(driver, base_url, site)
+    problems["icons"] = check_icons(driver, site)
     cells = driver.execute_script(_CELLS_JS)
     problems["cells"] = (
         [f"figure-only cell shows its code (tag it hide-input): {c}" for c in cells["unfolded_figures"]]
@@ -1230,6 +1274,23 @@ def test_breakage_viewport_width_is_caught(browser, broken_copy):
     page = _inject_into_article(broken_copy, '<div style="width:600px">a line wider than a phone</div>')
     problems = _checked(browser, broken_copy, page)
     assert problems.get("overflow"), problems
+
+
+def test_breakage_missing_icon_is_caught(browser, broken_copy):
+    """A solid font without the search icon (on every page's header): the icon would show as nothing."""
+    from fontTools import subset
+
+    page = _a_page_with(broken_copy, "fa-magnifying-glass")
+    (font,) = broken_copy.glob("_static/vendor/fontawesome/*/webfonts/fa-solid-900.woff2")
+    options = subset.Options()
+    options.flavor = "woff2"
+    whole = subset.load_font(str(font), options)
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=[p for p in whole.getBestCmap() if p != 0xF002])  # fa-magnifying-glass
+    subsetter.subset(whole)
+    subset.save_font(whole, str(font), options)
+    problems = _checked(browser, broken_copy, page)
+    assert any("U+F002" in p for p in problems.get("icons", [])), problems
 
 
 def test_breakage_squeezed_image_is_caught(browser, broken_copy):

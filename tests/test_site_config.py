@@ -1,4 +1,4 @@
-"""The book's Sphinx configuration: every Jupyter Book default extension but Thebe, MathJax offline.
+"""The book's Sphinx configuration: every Jupyter Book default extension but Thebe, MathJax offline, icon fonts cut.
 
 `_config.yml` gives the complete extension list (`sphinx: config: extensions`) to leave out
 sphinx_thebe, whose inline script Sphinx 7.4 writes twice into every page (a console error).
@@ -269,3 +269,26 @@ def test_figure_pngs_take_a_palette_only_when_it_is_faithful():
     rgba = np.concatenate([_chart(), np.full((400, 400, 1), 255.0)], axis=2)
     rgba[0, 0, 3] = 0
     assert images.palette_png(_png(rgba, "RGBA")) is None
+
+
+def test_icon_code_points_come_from_fontawesomes_stylesheet():
+    posenc_icons = _ext("posenc_icons")
+    css = '.fa-sun-plant-wilt:before{content:"\\e57a"}.fa-magnifying-glass:before,.fa-search:before{content:"\\f002"}'
+    assert posenc_icons.code_points(css) == {"fa-sun-plant-wilt": 0xE57A, "fa-magnifying-glass": 0xF002,
+                                             "fa-search": 0xF002}
+    # The theme's own stylesheets name icons as escapes or as the characters themselves.
+    assert posenc_icons.stylesheet_code_points('a:before{content:"\\f303"}b{--i:"\uf09b"}q:before{content:"\\201c"}') == {
+        0xF303, 0xF09B}
+
+
+def test_icon_fonts_are_cut_to_the_icons_asked_for(tmp_path):
+    from fontTools.ttLib import TTFont
+
+    posenc_icons = _ext("posenc_icons")
+    source = posenc_icons.theme_fontawesome() / "webfonts" / "fa-solid-900.woff2"
+    whole = set(TTFont(source).getBestCmap())
+    target = tmp_path / source.name
+    # 0xF09B is GitHub's icon: in the brands font, not the solid one, so it is not kept here.
+    assert posenc_icons.subset_font(source, target, {0xF002, 0xF185, 0xF09B}) == 2
+    assert set(TTFont(target).getBestCmap()) == {0xF002, 0xF185} < whole
+    assert target.stat().st_size < source.stat().st_size / 20

@@ -1,0 +1,116 @@
+"""Font Awesome's web fonts cut down to the icons the site shows (no theme option does this).
+
+pydata-sphinx-theme 0.15.4 ships Font Awesome 6.5.2's web fonts whole: ``fa-solid-900.woff2``
+(0.16 MB, about 1,400 icons) is fetched by every page, for the dozen icons of the header and
+the sidebars (the menu, search, download, full screen, colour mode, contents, ...), and was
+the largest single file of a chapter's first visit. This extension writes the site's WOFF2
+files again with only the glyphs of the icons the site names (the solid font comes to about
+2 kB), using fontTools' subsetter (fonttools and brotli pinned in requirements.txt).
+
+Which icons: every ``fa-NAME`` class that the site's pages or its scripts (``_static``, where
+the theme's JavaScript builds the colour-mode and other icons) spell out, looked up in the
+theme's ``all.min.css`` (``.fa-NAME:before{content:"\\f002"}``); and every character of the
+Private Use Area (where Font Awesome's icons live) that the site's other stylesheets name,
+escaped or not (pydata-sphinx-theme draws the GitHub link's icon and its admonitions' icons
+from CSS variables such as ``--pst-icon-github``). The fonts are cut from the
+theme's own copies, not from the site's, so every build starts from the whole fonts. The
+browser test (tests/test_site.py) checks the result independently: every icon the browser
+draws on a page (an element whose ``::before`` uses a Font Awesome font) must have its glyph
+in the font the site ships. An icon whose class a script assembles from pieces would escape
+the scan here and be caught there.
+
+The TrueType files that ``all.min.css`` names after each WOFF2 (for browsers without WOFF2)
+are left whole: no browser the site supports fetches them.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+#: The WOFF2 files cut down (under the theme's ``vendor/fontawesome/<version>/webfonts``).
+FONTS = ("fa-solid-900.woff2", "fa-regular-400.woff2", "fa-brands-400.woff2")
+#: One rule of ``all.min.css`` that gives icons their character: selectors, then the code point.
+RULE = re.compile(r'([^{}]+)\{content:"\\([0-9a-fA-F]{4,5})"\}')
+ICON_CLASS = re.compile(r"fa-[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+def code_points(css: str) -> dict[str, int]:
+    """``fa-NAME`` -> the code point of its icon, from Font Awesome's stylesheet."""
+    found = {}
+    for selectors, point in RULE.findall(css):
+        for selector in selectors.split(","):
+            name = re.fullmatch(r"\.(fa-[a-z0-9-]+)::?before", selector.strip())
+            if name:
+                found[name.group(1)] = int(point, 16)
+    return found
+
+
+def icons_used(outdir: pathlib.Path, vendor: pathlib.Path) -> set[str]:
+    """Every ``fa-...`` class name spelt out in the site's pages and scripts (Font Awesome's own files aside)."""
+    names: set[str] = set()
+    for path in [*outdir.rglob("*.html"), *(outdir / "_static").rglob("*.js")]:
+        if vendor in path.parents:
+            continue
+        names.update(ICON_CLASS.findall(path.read_text(encoding="utf-8", errors="replace")))
+    return names
+
+
+#: The Private Use Area of Unicode, where Font Awesome's icons are.
+PRIVATE_USE = range(0xE000, 0xF900)
+CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{4,5})")
+
+
+def stylesheet_code_points(css: str) -> set[int]:
+    """The Private Use Area characters a stylesheet names, as ``\\f09b`` escapes or as themselves."""
+    points = {int(h, 16) for h in CSS_ESCAPE.findall(css)} | {ord(c) for c in css}
+    return {p for p in points if p in PRIVATE_USE}
+
+
+def subset_font(source: pathlib.Path, target: pathlib.Path, points: set[int]) -> int:
+    """Write ``source`` (WOFF2) to ``target`` with only the glyphs of ``points`` it has; returns how many."""
+    from fontTools import subset
+
+    options = subset.Options()
+    options.flavor = "woff2"
+    options.layout_features = ["*"]
+    font = subset.load_font(str(source), options)
+    keep = sorted(points & set(font.getBestCmap()))
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=keep or [0x20])  # a font with no icon of the site stays valid
+    subsetter.subset(font)
+    subset.save_font(font, str(target), options)
+    return len(keep)
+
+
+def theme_fontawesome() -> pathlib.Path:
+    """The theme's ``vendor/fontawesome/<version>`` directory (one version)."""
+    import pydata_sphinx_theme
+
+    found = sorted((pathlib.Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" /
+                    "static" / "vendor" / "fontawesome").glob("*/webfonts"))
+    if len(found) != 1:
+        raise FileNotFoundError(f"posenc_icons: expected one Font Awesome version in pydata-sphinx-theme, found {found}")
+    return found[0].parent
+
+
+def _subset(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = pathlib.Path(app.outdir)
+    source = theme_fontawesome()
+    vendor = outdir / "_static" / "vendor" / "fontawesome"
+    target = vendor / source.name
+    points = code_points((source / "css" / "all.min.css").read_text(encoding="utf-8"))
+    wanted = {points[name] for name in icons_used(outdir, vendor) if name in points}
+    for css in (outdir / "_static").rglob("*.css"):
+        if vendor not in css.parents:
+            wanted |= stylesheet_code_points(css.read_text(encoding="utf-8", errors="replace"))
+    for name in FONTS:
+        subset_font(source / "webfonts" / name, target / "webfonts" / name, wanted)
+
+
+def setup(app):
+    # After every extension that writes or rewrites the pages (sphinx-codeautolink: 500).
+    app.connect("build-finished", _subset, priority=900)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
