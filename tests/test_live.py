@@ -10,11 +10,21 @@ host unresolvable, as in ``tests/test_site.py``):
   its new output, and each printed output (stdout, and the value of a last bare expression)
   equals the stored one character for character (the chapters round what they print, so
   Pyodide's NumPy gives the same text as the build's); a cell that stored a figure draws one;
-- in chapter 1, a cell edited in place and run again shows the output of the edited code.
+  the run's output replaces the stored one, which no longer shows (for a cell tagged
+  hide-output, its whole fold: no empty toggle is left);
+- in chapter 1, a line typed with the keyboard at the end of a cell's code and run with the
+  cell's Run button shows the output of the edited code (one edit prints, through a "/" the
+  page's search shortcut must not take; another raises and shows its traceback); then
+  axe-core (``test_site.check_axe``: WCAG 2.1 A/AA, light and dark mode) finds no violation
+  on the page with the run's outputs, the traceback and the controls after the run;
+- each cell's "Show stored output" gives back its stored output as it was before the run
+  (a fold closed or open as it was) and removes the run's.
 
 Opened from disk, a Run control says how to serve the book instead of starting. The last
 test breaks a copy of the site (a request before the click, a stored output that differs, a
-control that ignores the reader's edit) and shows that each check fails.
+folded output left beside the run's and given back unfolded, a "/" the page takes from the
+code, a control that ignores the reader's edit, a restore control with no name) and shows
+that each check fails.
 
 Every cell of every chapter is run and compared, chapter 6's live retraining (2000 steps,
 about two minutes in the browser) included; ``POSENC_LIVE_QUICK=1`` stops chapter 6 before
