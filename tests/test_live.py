@@ -170,11 +170,12 @@ def run_page(driver, stop_before: str | None = None, timeout: float = RUN_TIMEOU
 # Each cell shown on the page: its stored printed output, what the run printed, figures.
 _OUTPUTS_JS = """
 const upto = arguments[0];
+const displayed = (e) => getComputedStyle(e).display !== 'none';
 return Array.from(document.querySelectorAll("div.cell[class*='posenc-cell-']")).map((el) => {
   const index = Number(/posenc-cell-(\\d+)/.exec(el.className)[1]);
   const stored = el.querySelector(':scope > .cell_output, :scope > details > .cell_output');  // hide-output: folded
   const fold = stored && stored.parentElement !== el ? stored.parentElement : null;
-  const shown = !!stored && (fold || stored).checkVisibility();  // the fold's toggle shows even when closed
+  const shown = !!stored && displayed(fold || stored);  // a closed fold shows its toggle
   const live = el.querySelector(':scope > .posenc-live-output');
   const text = (root, sel) => root ? Array.from(root.querySelectorAll(sel)).map((p) => p.textContent).join('') : '';
   return {index: index, upto: index <= upto, ran: !!live, folded: !!fold, storedShown: shown,
@@ -225,10 +226,12 @@ def output_problems(outputs: list[dict]) -> list[str]:
     return problems
 
 
-# Each cell's stored output: whether it shows (for a hide-output cell: its fold, open or
-# closed) and whether its fold is open; whether the cell shows a run's output and its
-# "Show stored output" control.
+# Each cell's stored output: whether it is displayed (for a hide-output cell: its fold, open
+# or closed) and whether its fold is open; whether the cell shows a run's output and its
+# "Show stored output" control. "Displayed" is the element's own display, not whether the
+# reader sees it: a cell in a closed solution counts as shown.
 _STORED_STATE_JS = """
+const displayed = (e) => getComputedStyle(e).display !== 'none';
 const state = {};
 document.querySelectorAll("div.cell[class*='posenc-cell-']").forEach((el) => {
   const stored = el.querySelector(':scope > .cell_output, :scope > details > .cell_output');
@@ -236,15 +239,17 @@ document.querySelectorAll("div.cell[class*='posenc-cell-']").forEach((el) => {
   const fold = stored.parentElement !== el ? stored.parentElement : null;
   const back = el.querySelector(':scope > .posenc-live-bar .posenc-live-restore');
   state[/posenc-cell-(\\d+)/.exec(el.className)[1]] = {
-    shown: (fold || stored).checkVisibility(), folded: !!fold, open: fold ? fold.open : null,
-    live: !!el.querySelector(':scope > .posenc-live-output'), back: !!back && back.checkVisibility()};
+    shown: displayed(fold || stored), folded: !!fold, open: fold ? fold.open : null,
+    live: !!el.querySelector(':scope > .posenc-live-output'), back: !!back && displayed(back)};
 });
 return state;
 """
 
-# Press every "Show stored output" control the page shows (as a reader would, one by one).
+# Press every "Show stored output" control the page displays, one by one (those in a closed
+# solution too).
 _RESTORE_JS = """
-const backs = Array.from(document.querySelectorAll('.posenc-live-restore')).filter((b) => b.checkVisibility());
+const backs = Array.from(document.querySelectorAll('.posenc-live-restore'))
+  .filter((b) => getComputedStyle(b).display !== 'none');
 backs.forEach((b) => b.click());
 return backs.length;
 """
