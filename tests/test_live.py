@@ -438,7 +438,7 @@ def _fold_output(html: str, n: int) -> str:
     for tag in re.finditer(r"<(/?)div\b", html[start:]):
         depth += -1 if tag.group(1) else 1
         if depth == 0:
-            end = start + html.index(">", start + tag.start()) + 1
+            end = html.index(">", start + tag.start()) + 1
             break
     summary = ('<summary>\n<p class="collapsed admonition-title">Show code cell output</p>\n'
                '<p class="expanded admonition-title">Hide code cell output</p>\n</summary>\n')
