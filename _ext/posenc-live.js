@@ -76,6 +76,12 @@
       pre.setAttribute("aria-multiline", "true");
       pre.setAttribute("aria-label", `Code of code cell ${pre.closest("div.cell").dataset.posencNumber}, editable`);
       pre.classList.add("posenc-live-editable");
+      // Keys typed in the code are the code's: the page's one-key shortcuts (Sphinx's "/",
+      // which moves to the search box) must not take them. Shortcuts with Ctrl, Alt or Meta,
+      // and Escape, still reach the page.
+      pre.addEventListener("keydown", (event) => {
+        if (!(event.ctrlKey || event.altKey || event.metaKey || event.key === "Escape")) event.stopPropagation();
+      });
     }
   }
 
@@ -87,10 +93,18 @@
     return cell.source;
   }
 
+  // What a run hides: the cell's stored output or, for a cell tagged hide-output (MyST-NB folds
+  // its output in a <details>), the whole fold, so that no empty toggle is left. Its folded or
+  // unfolded state is untouched, so "Show stored output" gives it back as it was.
+  function storedOf(el) {
+    const output = el.querySelector(":scope > .cell_output, :scope > details > .cell_output");
+    return output && output.parentElement !== el ? output.parentElement : output;
+  }
+
   function restore(el) {
     const live = el.querySelector(":scope > .posenc-live-output");
     if (live) live.remove();
-    const stored = el.querySelector(":scope > .cell_output");
+    const stored = storedOf(el);
     if (stored) stored.hidden = false;
     const back = el.querySelector(":scope > .posenc-live-bar .posenc-live-restore");
     if (back) back.hidden = true;
@@ -98,7 +112,7 @@
 
   function show(el, result) {
     restore(el);
-    const stored = el.querySelector(":scope > .cell_output");
+    const stored = storedOf(el);
     const live = document.createElement("div");
     live.className = "posenc-live-output";
     const add = (cls, text) => {

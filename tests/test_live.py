@@ -10,11 +10,21 @@ host unresolvable, as in ``tests/test_site.py``):
   its new output, and each printed output (stdout, and the value of a last bare expression)
   equals the stored one character for character (the chapters round what they print, so
   Pyodide's NumPy gives the same text as the build's); a cell that stored a figure draws one;
-- in chapter 1, a cell edited in place and run again shows the output of the edited code.
+  the run's output replaces the stored one, which no longer shows (for a cell tagged
+  hide-output, its whole fold: no empty toggle is left);
+- in chapter 1, a line typed with the keyboard at the end of a cell's code and run with the
+  cell's Run button shows the output of the edited code (one edit prints, through a "/" the
+  page's search shortcut must not take; another raises and shows its traceback); then
+  axe-core (``test_site.check_axe``: WCAG 2.1 A/AA, light and dark mode) finds no violation
+  on the page with the run's outputs, the traceback and the controls after the run;
+- each cell's "Show stored output" gives back its stored output as it was before the run
+  (a fold closed or open as it was) and removes the run's.
 
 Opened from disk, a Run control says how to serve the book instead of starting. The last
 test breaks a copy of the site (a request before the click, a stored output that differs, a
-control that ignores the reader's edit) and shows that each check fails.
+folded output left beside the run's and given back unfolded, a "/" the page takes from the
+code, a control that ignores the reader's edit, a restore control with no name) and shows
+that each check fails.
 
 Every cell of every chapter is run and compared, chapter 6's live retraining (2000 steps,
 about two minutes in the browser) included; ``POSENC_LIVE_QUICK=1`` stops chapter 6 before
@@ -41,6 +51,7 @@ from test_site import (
     _need_browser,
     _need_site,
     _QuietHandler,
+    check_axe,
     load,
     make_driver,
     page_requests,
@@ -55,7 +66,12 @@ LIVE_PARTS = ("_pyodide/", "_live/", "_static/posenc-live-worker.js")
 FULL = os.environ.get("POSENC_LIVE_QUICK", "") in ("", "0")
 #: The first source line of a chapter's cell where a quick run (not FULL) stops (the training).
 STOP_BEFORE = {"chapters/06_extrapolation": "live = run_experiment("}
-EDIT = '\nprint("edited in the browser:", 6 * 7)'
+#: The lines typed at the end of a chapter's first two cells that print, and what each run must show
+#: (the first has a "/", a key the page's search shortcut would take; the second raises).
+EDITS = (
+    ('print("edited in the browser:", 84 // 2)', "printed", "edited in the browser: 42"),
+    ('int("forty-two")', "traceback", "ValueError: invalid literal for int() with base 10: 'forty-two'"),
+)
 
 
 def _chapters() -> list[str]:
@@ -154,16 +170,19 @@ def run_page(driver, stop_before: str | None = None, timeout: float = RUN_TIMEOU
 # Each cell shown on the page: its stored printed output, what the run printed, figures.
 _OUTPUTS_JS = """
 const upto = arguments[0];
+const displayed = (e) => getComputedStyle(e).display !== 'none';
 return Array.from(document.querySelectorAll("div.cell[class*='posenc-cell-']")).map((el) => {
   const index = Number(/posenc-cell-(\\d+)/.exec(el.className)[1]);
   const stored = el.querySelector(':scope > .cell_output, :scope > details > .cell_output');  // hide-output: folded
+  const fold = stored && stored.parentElement !== el ? stored.parentElement : null;
+  const shown = !!stored && displayed(fold || stored);  // a closed fold shows its toggle
   const live = el.querySelector(':scope > .posenc-live-output');
   const text = (root, sel) => root ? Array.from(root.querySelectorAll(sel)).map((p) => p.textContent).join('') : '';
-  return {index: index, upto: index <= upto, ran: !!live,
+  return {index: index, upto: index <= upto, ran: !!live, folded: !!fold, storedShown: shown,
           stored: stored ? Array.from(stored.querySelectorAll('.output.stream pre, .output.text_plain pre'))
                                 .map((p) => p.textContent) : [],
           printed: text(live, '.posenc-live-stdout'), error: text(live, '.posenc-live-error'),
-          kept: !!(live && live.querySelector('.posenc-live-note')) && !!stored && !stored.hidden,
+          kept: !!(live && live.querySelector('.posenc-live-note')) && shown,
           storedImages: stored ? stored.querySelectorAll('img').length : 0,
           liveImages: live ? live.querySelectorAll('img.posenc-live-figure').length : 0};
 });
@@ -201,48 +220,142 @@ def output_problems(outputs: list[dict]) -> list[str]:
             problems.append(f"{where} printed {cell['printed'][:300]!r}; stored {''.join(cell['stored'])[:300]!r}")
         elif cell["storedImages"] and not cell["kept"] and not cell["liveImages"]:
             problems.append(f"{where} stored {cell['storedImages']} figure(s); the run drew none")
+        elif cell["storedShown"] and not cell["kept"]:
+            what = "the fold (hide-output) of its stored output" if cell["folded"] else "its stored output"
+            problems.append(f"{where}: {what} still shows beside the run's output")
     return problems
 
 
-_EDIT_JS = """
-const [index, extra, done] = [arguments[0], arguments[1], arguments[arguments.length - 1]];
-const el = document.querySelector('div.cell.posenc-cell-' + index);
-const pre = el.querySelector('.cell_input pre');
-if (!pre.isContentEditable) { done({error: 'the code is not editable'}); return; }
-pre.focus();
-pre.textContent = pre.textContent.replace(/\\n$/, '') + extra;
-pre.dispatchEvent(new InputEvent('input', {bubbles: true}));
-const before = window.posencLive.timings.length;
-const status = el.querySelector('.posenc-live-status');
-status.textContent = '';
-el.querySelector('.posenc-live-run').click();
-const poll = setInterval(() => {
-  if (/^Ran |error/.test(status.textContent)) {
-    clearInterval(poll);
-    const live = el.querySelector(':scope > .posenc-live-output .posenc-live-stdout');
-    done({printed: live ? live.textContent : '', status: status.textContent,
-          timings: window.posencLive.timings.slice(before)});
-  }
-}, 50);
+# Each cell's stored output: whether it is displayed (for a hide-output cell: its fold, open
+# or closed) and whether its fold is open; whether the cell shows a run's output and its
+# "Show stored output" control. "Displayed" is the element's own display, not whether the
+# reader sees it: a cell in a closed solution counts as shown.
+_STORED_STATE_JS = """
+const displayed = (e) => getComputedStyle(e).display !== 'none';
+const state = {};
+document.querySelectorAll("div.cell[class*='posenc-cell-']").forEach((el) => {
+  const stored = el.querySelector(':scope > .cell_output, :scope > details > .cell_output');
+  if (!stored) return;
+  const fold = stored.parentElement !== el ? stored.parentElement : null;
+  const back = el.querySelector(':scope > .posenc-live-bar .posenc-live-restore');
+  state[/posenc-cell-(\\d+)/.exec(el.className)[1]] = {
+    shown: displayed(fold || stored), folded: !!fold, open: fold ? fold.open : null,
+    live: !!el.querySelector(':scope > .posenc-live-output'), back: !!back && displayed(back)};
+});
+return state;
+"""
+
+# Press every "Show stored output" control the page displays, one by one (those in a closed
+# solution too).
+_RESTORE_JS = """
+const backs = Array.from(document.querySelectorAll('.posenc-live-restore'))
+  .filter((b) => getComputedStyle(b).display !== 'none');
+backs.forEach((b) => b.click());
+return backs.length;
 """
 
 
-def edit_problems(result: dict, expected: str) -> list[str]:
+def restore_problems(before: dict, after: dict) -> list[str]:
+    """Cells whose stored output "Show stored output" did not give back as it was before the run."""
+    problems = []
+    for index, was in before.items():
+        now = after.get(index)
+        where = f"cell {index}"
+        if now is None:
+            problems.append(f"{where}: its stored output is gone")
+            continue
+        what = "the fold (hide-output) of its stored output" if was["folded"] else "its stored output"
+        if now["live"]:
+            problems.append(f"{where}: the run's output stays after 'Show stored output'")
+        if now["back"]:
+            problems.append(f"{where}: 'Show stored output' still offered after it was pressed")
+        if now["shown"] != was["shown"]:
+            problems.append(f"{where}: {what} {'shows' if now['shown'] else 'is hidden'} after 'Show stored output'; "
+                            f"before the run it {'showed' if was['shown'] else 'was hidden'}")
+        if now["open"] != was["open"]:
+            problems.append(f"{where}: the fold of its stored output is {'open' if now['open'] else 'closed'} "
+                            f"after 'Show stored output'; before the run it was {'open' if was['open'] else 'closed'}")
+    return problems
+
+
+# The edited code as the page holds it, and whether the reader's caret is in it.
+_CODE_JS = """
+const pre = document.querySelector('div.cell.posenc-cell-' + arguments[0] + ' .cell_input pre');
+return {text: pre.innerText, editable: pre.isContentEditable, focused: document.activeElement === pre};
+"""
+#: A status line that ends a run of the edited cell.
+EDIT_FINISHED = re.compile(r"^Ran |error")
+
+
+def type_edit(driver, index: int, line: str, timeout: float = 60) -> dict:
+    """Type ``line`` at the end of cell ``index``'s code with the keyboard, then press its Run control.
+
+    As a reader would: a click in the code puts the caret there, Ctrl+End moves it to the
+    end, Enter starts a new line, the line is typed key by key (WebDriver's key events,
+    which Chromium's editing turns into the text), and a click on the cell's Run button
+    runs it. Returns what the run printed, its traceback, the status line and the code as typed.
+    """
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    cell = driver.find_element(By.CSS_SELECTOR, f"div.cell.posenc-cell-{index}")
+    code = cell.find_element(By.CSS_SELECTOR, ".cell_input pre")
+    if not driver.execute_script(_CODE_JS, index)["editable"]:
+        return {"error": "the code is not editable"}
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", code)
+    (ActionChains(driver).click(code).key_down(Keys.CONTROL).send_keys(Keys.END).key_up(Keys.CONTROL)
+     .send_keys(Keys.ENTER).send_keys(line).perform())
+    typed = driver.execute_script(_CODE_JS, index)
+    if not typed["focused"]:
+        return {"error": "the keyboard focus is not in the code after typing"}
+    if not typed["text"].rstrip("\n").endswith("\n" + line):
+        return {"error": f"the typed line is not the code's last line: {typed['text'][-200:]!r}"}
+    status = cell.find_element(By.CSS_SELECTOR, ".posenc-live-status")
+    driver.execute_script("arguments[0].textContent = '';", status)
+    before = driver.execute_script("return window.posencLive.timings.length")
+    run = cell.find_element(By.CSS_SELECTOR, ".posenc-live-run")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", run)
+    run.click()
+    WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: EDIT_FINISHED.search(status.text))
+    text = {
+        kind: "".join(e.get_attribute("textContent") for e in cell.find_elements(By.CSS_SELECTOR, selector))
+        for kind, selector in (("printed", ":scope > .posenc-live-output .posenc-live-stdout"),
+                               ("traceback", ":scope > .posenc-live-output .posenc-live-error"))
+    }
+    return {**text, "status": status.text,
+            "code": typed["text"], "timings": driver.execute_script(
+                "return window.posencLive.timings.slice(arguments[0])", before)}
+
+
+def edit_problems(result: dict, kind: str, expected: str) -> list[str]:
+    """Whether the edited cell's run shows ``expected`` in its ``kind`` ("printed", "traceback")."""
     if "error" in result:
         return [result["error"]]
-    if expected not in result["printed"]:
-        return [f"the edited cell printed {result['printed'][-200:]!r}, not {expected!r} ({result['status']})"]
+    if expected not in result[kind]:
+        return [f"the edited cell's {kind} is {result[kind][-200:]!r}, not {expected!r} ({result['status']})"]
     return []
 
 
-def _first_printing_cell(outputs: list[dict]) -> int:
-    return next(c["index"] for c in outputs if c["upto"] and "".join(c["stored"]).strip())
+def _printing_cells(outputs: list[dict]) -> list[int]:
+    return [c["index"] for c in outputs if c["upto"] and "".join(c["stored"]).strip()]
 
 
-def check_live_page(driver, base_url: str, site: pathlib.Path, page: str, edit: bool = False) -> dict:
-    """Load ``page``, check its requests before a click, run it, compare outputs; optionally edit."""
+def check_live_page(driver, base_url: str, site: pathlib.Path, page: str, edit: bool = False,
+                    axe: bool | dict = False) -> dict:
+    """Load ``page``, check its requests before a click, run it, compare outputs; restore them.
+
+    ``edit``: type a line into each of the first two cells that print and run each
+    (:data:`EDITS`: one prints, one raises). ``axe``: once the run
+    (and the edit) has left its outputs and controls on the page, run axe-core on it
+    (``test_site.check_axe``: True for every WCAG 2.1 A/AA rule, or ``{"rules": ..., "include":
+    ...}`` to narrow it). Last, every "Show stored output" control is pressed and each
+    stored output must be back as it was before the run (a fold closed or open as it was).
+    """
     load(driver, base_url + f"{page}.html")
     before = live_requests(page_requests(driver, base_url, site))
+    stored = driver.execute_script(_STORED_STATE_JS)
     started = time.perf_counter()
     run = run_page(driver, None if FULL else STOP_BEFORE.get(page))
     report = {"before": before, "run": run, "seconds": time.perf_counter() - started, "problems": []}
@@ -258,10 +371,19 @@ def check_live_page(driver, base_url: str, site: pathlib.Path, page: str, edit: 
     outputs = driver.execute_script(_OUTPUTS_JS, run["cell"])
     report["problems"] += output_problems(outputs)
     report["cells"] = sum(c["upto"] and c["ran"] for c in outputs)
+    report["folded"] = sum(c["upto"] and c["folded"] for c in outputs)
+    report["folds"] = sum(c["folded"] for c in stored.values())
     if edit:
-        result = driver.execute_async_script(_EDIT_JS, _first_printing_cell(outputs), EDIT)
-        report["edit"] = result
-        report["edit_problems"] = edit_problems(result, "edited in the browser: 42")
+        report["edits"], report["edit_problems"] = [], []
+        for (line, kind, expected), index in zip(EDITS, _printing_cells(outputs), strict=False):
+            report["edits"].append(type_edit(driver, index, line))
+            report["edit_problems"] += edit_problems(report["edits"][-1], kind, expected)
+        if len(report["edits"]) < len(EDITS):
+            report["edit_problems"].append(f"{page} has fewer than {len(EDITS)} cells that print")
+    if axe:
+        report["axe"] = check_axe(driver, None, **({} if axe is True else axe))
+    report["restored"] = driver.execute_script(_RESTORE_JS)
+    report["restore_problems"] = restore_problems(stored, driver.execute_script(_STORED_STATE_JS))
     return report
 
 
@@ -281,15 +403,22 @@ def test_printed_output_comparison():
 
 @pytest.mark.parametrize("page", _chapters())
 def test_chapter_runs_in_the_browser(live_browser, live_url, page):
-    report = check_live_page(live_browser, live_url, SITE, page, edit=page == _chapters()[0])
+    first = page == _chapters()[0]
+    report = check_live_page(live_browser, live_url, SITE, page, edit=first, axe=first)
     assert not report["before"], f"{page} requested before any click: {report['before']}"
     assert report["run"].get("status", "").startswith("Ran "), report["run"]
     assert not report["problems"], "\n".join(report["problems"])
     assert report["cells"] > 0
-    if "edit" in report:
+    if FULL:  # every hide-output cell of the page ran, and its fold was hidden, then given back
+        assert report["folded"] == report["folds"], report
+    if "edits" in report:
         assert not report["edit_problems"], report["edit_problems"]
-    print(f"{page}: {report['cells']} cells shown ran in {report['seconds']:.1f} s, "
-          f"{report['fetched'] / 1e6:.1f} MB fetched by the worker", end=" ")
+    if "axe" in report:  # the page with the run's outputs, the edited cell and the controls after the run
+        assert not report["axe"], "\n".join(report["axe"])
+    assert report["restored"] >= report["cells"] and not report["restore_problems"], report["restore_problems"]
+    print(f"{page}: {report['cells']} cells shown ran in {report['seconds']:.1f} s "
+          f"({report['folded']} with a folded output), {report['fetched'] / 1e6:.1f} MB fetched by the worker",
+          end=" ")
 
 
 def test_run_from_disk_says_how_to_serve(live_browser):
@@ -300,8 +429,33 @@ def test_run_from_disk_says_how_to_serve(live_browser):
     assert not live_browser.execute_script("return window.posencLive.timings.length"), "Python ran from file://"
 
 
+def _fold_output(html: str, n: int) -> str:
+    """Fold the ``n``-th stored printed output of a page as MyST-NB folds a hide-output cell's."""
+    start = -1
+    for _ in range(n):
+        start = html.index('<div class="cell_output docutils container">\n<div class="output stream', start + 1)
+    depth, end = 0, start
+    for tag in re.finditer(r"<(/?)div\b", html[start:]):
+        depth += -1 if tag.group(1) else 1
+        if depth == 0:
+            end = html.index(">", start + tag.start()) + 1
+            break
+    summary = ('<summary>\n<p class="collapsed admonition-title">Show code cell output</p>\n'
+               '<p class="expanded admonition-title">Hide code cell output</p>\n</summary>\n')
+    return (html[:start] + '<details class="admonition hide below-input">\n' + summary + html[start:end]
+            + "\n</details>" + html[end:])
+
+
 def test_breakages_are_caught(live_browser, tmp_path):
-    """A request before the click, a stored output changed, an edit ignored: each check fails."""
+    """Each check fails on a copy of the site broken for it.
+
+    A request before the click; a stored output that differs; a run that leaves a
+    hide-output cell's fold beside its output (the page before it hid the fold) and a "Show
+    stored output" that gives the fold back unfolded; the page's "/" shortcut taking the key
+    from the code being typed; an edit the Run control ignores; a "Show stored output"
+    control with no name (it appears only after a run: axe-core on the page as loaded
+    cannot see it).
+    """
     _need_site()
     copy = tmp_path / "html"
     shutil.copytree(SITE, copy, ignore=shutil.ignore_patterns("_pyodide"))
@@ -315,14 +469,39 @@ def test_breakages_are_caught(live_browser, tmp_path):
     marker = '<div class="output stream highlight-myst-ansi notranslate"><div class="highlight"><pre><span></span>'
     assert marker in text
     text = text.replace(marker, marker + "tampered ", 1)
+    # 3. the second cell that prints is tagged hide-output (its output folded, closed) ...
+    text = _fold_output(text, 2)
     html.write_text(text, encoding="utf-8")
-    # 3. the Run control ignores the reader's edit and runs the stored source
     script = copy / "_static" / "posenc-live.js"
     js = script.read_text(encoding="utf-8")
-    assert "return pre.innerText;" in js
-    script.write_text(js.replace("return pre.innerText;", "return cell.source;"), encoding="utf-8")
+    breakages = {
+        # ... and a run hides only an unfolded stored output, as the page did before
+        "restore(el);\n    const stored = storedOf(el);":
+            'restore(el);\n    const stored = el.querySelector(":scope > .cell_output");',
+        # ... and "Show stored output" unfolds the fold
+        "if (stored) stored.hidden = false;": "if (stored) { stored.hidden = false; stored.open = true; }",
+        # 4. keys typed in the code reach the page's shortcuts ("/" moves to the search box)
+        "event.stopPropagation();": ";",
+        # 5. the Run control ignores the reader's edit and runs the stored source
+        "return pre.innerText;": "return cell.source;",
+        # 6. "Show stored output" has no name
+        'button("Show stored output", `Show stored output of code cell ${n + 1}`,': 'button("", "",',
+    }
+    for old, new in breakages.items():
+        assert js.count(old) == 1, old
+        js = js.replace(old, new)
+    script.write_text(js, encoding="utf-8")
     with serve(copy, _CachingHandler) as url:
-        report = check_live_page(live_browser, url, copy, page, edit=True)
+        report = check_live_page(live_browser, url, copy, page, edit=True, axe=True)
     assert report["before"] == ["_pyodide/pyodide-lock.json"], report["before"]
-    assert len(report["problems"]) == 1 and "tampered" in report["problems"][0], report["problems"]
-    assert report["edit_problems"] and "not 'edited in the browser: 42'" in report["edit_problems"][0]
+    problems = report["problems"]
+    assert len(problems) == 2 and "tampered" in problems[0], problems
+    assert problems[1].endswith(": the fold (hide-output) of its stored output still shows beside the run's output"), problems
+    assert report["folded"] == 1, report
+    restore = report["restore_problems"]
+    assert len(restore) == 1 and "the fold of its stored output is open" in restore[0], restore
+    edits = report["edit_problems"]  # the first line, with its "/", is not typed; the second not run
+    assert len(edits) == 2 and "typ" in edits[0] and edits[1].startswith("the edited cell's traceback is ''"), edits
+    axe = report["axe"]
+    assert {p.split(" (")[0] for p in axe} == {"light mode: button-name", "dark mode: button-name"}, axe
+    assert all("posenc-live-restore" in p for p in axe), axe
