@@ -149,6 +149,17 @@
       note.textContent = "This run printed nothing.";
       live.append(note);
     }
+    if (stored && stored.tagName === "DETAILS" && !result.keep) {
+      // A cell tagged hide-output: the run's output is folded as the stored output was, and
+      // open or closed as the reader left that fold.
+      const fold = document.createElement("details");
+      fold.className = "posenc-live-fold";
+      fold.open = stored.open;
+      const summary = document.createElement("summary");
+      summary.textContent = "Output of this run";
+      fold.append(summary, ...live.childNodes);
+      live.append(fold);
+    }
     if (stored) stored.before(live); else el.append(live);
     const back = el.querySelector(":scope > .posenc-live-bar .posenc-live-restore");
     if (back) back.hidden = false;

@@ -177,8 +177,11 @@ return Array.from(document.querySelectorAll("div.cell[class*='posenc-cell-']")).
   const fold = stored && stored.parentElement !== el ? stored.parentElement : null;
   const shown = !!stored && displayed(fold || stored);  // a closed fold shows its toggle
   const live = el.querySelector(':scope > .posenc-live-output');
+  const liveFold = live ? live.querySelector(':scope > details.posenc-live-fold') : null;
   const text = (root, sel) => root ? Array.from(root.querySelectorAll(sel)).map((p) => p.textContent).join('') : '';
   return {index: index, upto: index <= upto, ran: !!live, folded: !!fold, storedShown: shown,
+          // hide-output: the run's output folded too, open or closed as the stored fold is
+          liveFoldedAsStored: !fold || (!!liveFold && liveFold.open === fold.open),
           stored: stored ? Array.from(stored.querySelectorAll('.output.stream pre, .output.text_plain pre'))
                                 .map((p) => p.textContent) : [],
           printed: text(live, '.posenc-live-stdout'), error: text(live, '.posenc-live-error'),
@@ -223,6 +226,8 @@ def output_problems(outputs: list[dict]) -> list[str]:
         elif cell["storedShown"] and not cell["kept"]:
             what = "the fold (hide-output) of its stored output" if cell["folded"] else "its stored output"
             problems.append(f"{where}: {what} still shows beside the run's output")
+        if cell["ran"] and not cell["kept"] and not cell["liveFoldedAsStored"]:
+            problems.append(f"{where}: the run's output is not folded (hide-output), open or closed, as its stored output is")
     return problems
 
 
@@ -450,7 +455,8 @@ def test_breakages_are_caught(live_browser, tmp_path):
     """Each check fails on a copy of the site broken for it.
 
     A request before the click; a stored output that differs; a run that leaves a
-    hide-output cell's fold beside its output (the page before it hid the fold) and a "Show
+    hide-output cell's fold beside its output (the page before it hid the fold), and so
+    does not fold the run's output either, and a "Show
     stored output" that gives the fold back unfolded; the page's "/" shortcut taking the key
     from the code being typed; an edit the Run control ignores; a "Show stored output"
     control with no name (it appears only after a run: axe-core on the page as loaded
@@ -495,8 +501,10 @@ def test_breakages_are_caught(live_browser, tmp_path):
         report = check_live_page(live_browser, url, copy, page, edit=True, axe=True)
     assert report["before"] == ["_pyodide/pyodide-lock.json"], report["before"]
     problems = report["problems"]
-    assert len(problems) == 2 and "tampered" in problems[0], problems
+    assert len(problems) == 3 and "tampered" in problems[0], problems
     assert problems[1].endswith(": the fold (hide-output) of its stored output still shows beside the run's output"), problems
+    # (the old lookup found no stored output, so the run's output was not folded either)
+    assert problems[2].endswith(": the run's output is not folded (hide-output), open or closed, as its stored output is"), problems
     assert report["folded"] == 1, report
     restore = report["restore_problems"]
     assert len(restore) == 1 and "the fold of its stored output is open" in restore[0], restore
