@@ -33,6 +33,9 @@ FONTS = ("fa-solid-900.woff2", "fa-regular-400.woff2", "fa-brands-400.woff2")
 #: One rule of ``all.min.css`` that gives icons their character: selectors, then the code point.
 RULE = re.compile(r'([^{}]+)\{content:"\\([0-9a-fA-F]{4,5})"\}')
 ICON_CLASS = re.compile(r"fa-[a-z0-9]+(?:-[a-z0-9]+)*")
+#: The Private Use Area of Unicode, where Font Awesome's icons are.
+PRIVATE_USE = range(0xE000, 0xF900)
+CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{4,5})")
 
 
 def code_points(css: str) -> dict[str, int]:
@@ -46,25 +49,29 @@ def code_points(css: str) -> dict[str, int]:
     return found
 
 
-def icons_used(outdir: pathlib.Path, vendor: pathlib.Path) -> set[str]:
-    """Every ``fa-...`` class name spelt out in the site's pages and scripts (Font Awesome's own files aside)."""
-    names: set[str] = set()
-    for path in [*outdir.rglob("*.html"), *(outdir / "_static").rglob("*.js")]:
-        if vendor in path.parents:
-            continue
-        names.update(ICON_CLASS.findall(path.read_text(encoding="utf-8", errors="replace")))
-    return names
-
-
-#: The Private Use Area of Unicode, where Font Awesome's icons are.
-PRIVATE_USE = range(0xE000, 0xF900)
-CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{4,5})")
-
-
 def stylesheet_code_points(css: str) -> set[int]:
     """The Private Use Area characters a stylesheet names, as ``\\f09b`` escapes or as themselves."""
     points = {int(h, 16) for h in CSS_ESCAPE.findall(css)} | {ord(c) for c in css}
     return {p for p in points if p in PRIVATE_USE}
+
+
+def code_points_used(outdir: pathlib.Path, vendor: pathlib.Path, icons: dict[str, int]) -> set[int]:
+    """The code points of every icon the site names, Font Awesome's own files (``vendor``) aside.
+
+    ``fa-NAME`` classes in the pages and scripts, through ``icons`` (:func:`code_points`), and
+    the Private Use Area characters of the stylesheets (:func:`stylesheet_code_points`).
+    """
+    static = outdir / "_static"
+    wanted: set[int] = set()
+    for path in [*outdir.rglob("*.html"), *static.rglob("*.js"), *static.rglob("*.css")]:
+        if vendor in path.parents:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if path.suffix == ".css":
+            wanted |= stylesheet_code_points(text)
+        else:
+            wanted |= {icons[name] for name in ICON_CLASS.findall(text) if name in icons}
+    return wanted
 
 
 def subset_font(source: pathlib.Path, target: pathlib.Path, points: set[int]) -> int:
@@ -101,11 +108,8 @@ def _subset(app, exception):
     source = theme_fontawesome()
     vendor = outdir / "_static" / "vendor" / "fontawesome"
     target = vendor / source.name
-    points = code_points((source / "css" / "all.min.css").read_text(encoding="utf-8"))
-    wanted = {points[name] for name in icons_used(outdir, vendor) if name in points}
-    for css in (outdir / "_static").rglob("*.css"):
-        if vendor not in css.parents:
-            wanted |= stylesheet_code_points(css.read_text(encoding="utf-8", errors="replace"))
+    icons = code_points((source / "css" / "all.min.css").read_text(encoding="utf-8"))
+    wanted = code_points_used(outdir, vendor, icons)
     for name in FONTS:
         subset_font(source / "webfonts" / name, target / "webfonts" / name, wanted)
 

@@ -8,8 +8,8 @@ a Web Worker (``_static/posenc-live-worker.js``) that loads Pyodide from ``_pyod
 same site: printed output, the value of a last bare expression, a traceback and every open
 Matplotlib figure (as a PNG) appear under the cell in place of its stored output (for a cell
 tagged hide-output, of its whole fold, and folded in turn, open or closed as that fold was;
-"Show stored output" gives it back as it was). Once
-Python has started, the code of every cell can be edited in place. Cells hidden from the page
+"Show stored output" gives it back as it was). Once Python has started, the code of every
+cell can be edited in place. Cells hidden from the page
 (``remove-cell``) run too, in their place: their sources, with every code cell's, are written
 to ``_live/<page>.json``, which the page fetches on the first click. An interactive Plotly
 figure keeps its precomputed version (the page says so under it).

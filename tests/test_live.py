@@ -167,14 +167,24 @@ def run_page(driver, stop_before: str | None = None, timeout: float = RUN_TIMEOU
     return {**started, "status": status, "timings": driver.execute_script("return window.posencLive.timings")}
 
 
-# Each cell shown on the page: its stored printed output, what the run printed, figures.
-_OUTPUTS_JS = """
-const upto = arguments[0];
+# Shared by the two queries below: whether an element is displayed (its own display, not
+# whether the reader sees it), and a cell's stored output with, for a hide-output cell, the
+# fold (<details>) MyST-NB puts it in (null otherwise). Written here, not read from the page's
+# script, so that the test does not take the page's word for where the stored output is.
+_STORED_OF_JS = """
 const displayed = (e) => getComputedStyle(e).display !== 'none';
+const storedOf = (el) => {
+  const stored = el.querySelector(':scope > .cell_output, :scope > details > .cell_output');
+  return [stored, stored && stored.parentElement !== el ? stored.parentElement : null];
+};
+"""
+
+# Each cell shown on the page: its stored printed output, what the run printed, figures.
+_OUTPUTS_JS = _STORED_OF_JS + """
+const upto = arguments[0];
 return Array.from(document.querySelectorAll("div.cell[class*='posenc-cell-']")).map((el) => {
   const index = Number(/posenc-cell-(\\d+)/.exec(el.className)[1]);
-  const stored = el.querySelector(':scope > .cell_output, :scope > details > .cell_output');  // hide-output: folded
-  const fold = stored && stored.parentElement !== el ? stored.parentElement : null;
+  const [stored, fold] = storedOf(el);
   const shown = !!stored && displayed(fold || stored);  // a closed fold shows its toggle
   const live = el.querySelector(':scope > .posenc-live-output');
   const liveFold = live ? live.querySelector(':scope > details.posenc-live-fold') : null;
@@ -233,15 +243,12 @@ def output_problems(outputs: list[dict]) -> list[str]:
 
 # Each cell's stored output: whether it is displayed (for a hide-output cell: its fold, open
 # or closed) and whether its fold is open; whether the cell shows a run's output and its
-# "Show stored output" control. "Displayed" is the element's own display, not whether the
-# reader sees it: a cell in a closed solution counts as shown.
-_STORED_STATE_JS = """
-const displayed = (e) => getComputedStyle(e).display !== 'none';
+# "Show stored output" control. A cell in a closed solution counts as shown.
+_STORED_STATE_JS = _STORED_OF_JS + """
 const state = {};
 document.querySelectorAll("div.cell[class*='posenc-cell-']").forEach((el) => {
-  const stored = el.querySelector(':scope > .cell_output, :scope > details > .cell_output');
+  const [stored, fold] = storedOf(el);
   if (!stored) return;
-  const fold = stored.parentElement !== el ? stored.parentElement : null;
   const back = el.querySelector(':scope > .posenc-live-bar .posenc-live-restore');
   state[/posenc-cell-(\\d+)/.exec(el.className)[1]] = {
     shown: displayed(fold || stored), folded: !!fold, open: fold ? fold.open : null,
@@ -455,12 +462,11 @@ def test_breakages_are_caught(live_browser, tmp_path):
     """Each check fails on a copy of the site broken for it.
 
     A request before the click; a stored output that differs; a run that leaves a
-    hide-output cell's fold beside its output (the page before it hid the fold), and so
-    does not fold the run's output either, and a "Show
-    stored output" that gives the fold back unfolded; the page's "/" shortcut taking the key
-    from the code being typed; an edit the Run control ignores; a "Show stored output"
-    control with no name (it appears only after a run: axe-core on the page as loaded
-    cannot see it).
+    hide-output cell's fold beside its output (the page before it hid the fold), and so does
+    not fold the run's output either; a "Show stored output" that gives the fold back
+    unfolded; the page's "/" shortcut taking the key from the code being typed; an edit the
+    Run control ignores; a "Show stored output" control with no name (it appears only after
+    a run: axe-core on the page as loaded cannot see it).
     """
     _need_site()
     copy = tmp_path / "html"
