@@ -9,9 +9,9 @@ readline.createInterface({input: process.stdin, terminal: false}).on("line", (li
   let reply;
   try {
     const {tex, display} = JSON.parse(line);
-    // wrap "tex": an inline formula may break across lines where TeX would break it (after a
-    // top-level relation or binary operator), so a long one does not overflow a phone's screen.
-    reply = {mathml: temml.renderToString(tex, {displayMode: display, wrap: "tex", throwOnError: true})};
+    // wrap "none": Temml's groups for line breaking ("tex") leave each group's last operator
+    // unspaced in Chromium (a postfix form), so a formula is one row, as MathJax set it.
+    reply = {mathml: temml.renderToString(tex, {displayMode: display, wrap: "none", throwOnError: true})};
   } catch (e) {
     reply = {error: String((e && e.message) || e)};
   }

@@ -74,13 +74,20 @@ def code_points_used(outdir: pathlib.Path, vendor: pathlib.Path, icons: dict[str
     return wanted
 
 
-def subset_font(source: pathlib.Path, target: pathlib.Path, points: set[int]) -> int:
-    """Write ``source`` (WOFF2) to ``target`` with only the glyphs of ``points`` it has; returns how many."""
+def subset_font(source: pathlib.Path, target: pathlib.Path, points: set[int],
+                features: tuple[str, ...] = ("*",), hinting: bool = True) -> int:
+    """Write ``source`` to ``target`` (WOFF2) with only the glyphs of ``points`` it has; returns how many.
+
+    ``features``: the OpenType layout features kept (with the glyphs they reach), all by
+    default; ``hinting``: keep the TrueType hinting instructions.
+    """
     from fontTools import subset
 
     options = subset.Options()
     options.flavor = "woff2"
-    options.layout_features = ["*"]
+    options.layout_features = list(features)
+    options.hinting = hinting
+    options.name_IDs = ["*"]  # the copyright and licence records stay with the font
     font = subset.load_font(str(source), options)
     keep = sorted(points & set(font.getBestCmap()))
     subsetter = subset.Subsetter(options)

@@ -19,11 +19,20 @@ and screen readers read it. This extension is Sphinx's HTML math renderer
 - **The pages' markup is Sphinx's own**: ``span.math`` and ``div.math`` (with the equation
   number and its permalink), holding ``<math>`` instead of ``\\(...\\)`` and ``\\[...\\]``;
   a display of several paragraphs is aligned as Sphinx's MathJax renderer aligns it.
-- **The font**: STIX Two Math (the npm package ``@fontsource/stix-two-math``, pinned), an
-  OpenType math font with the MATH table that browsers lay MathML out with, cut down with
-  fontTools (as _ext/posenc_icons.py cuts Font Awesome) to the characters the site's
-  formulas use, and Temml's stylesheet for it (``Temml-STIX2.css``, unchanged). A page with
-  a formula loads the two, about 35 kB; a page without loads neither.
+- **Spacing as TeX sets it** where Chromium would not (:func:`adjust`): no operator space
+  around a sized delimiter (``\\bigl(``) nor around an operator in a script or a limit,
+  and a thin space before a function name that follows a subscripted symbol. Formulas are
+  not split into groups for line breaking (Temml's ``wrap: "tex"``), whose last operator
+  Chromium sets with no space, as a postfix.
+- **The font**: STIX Two Math 2.11, an OpenType math font with the MATH table that browsers
+  lay MathML out with and the features Temml's stylesheet asks for (``ss04`` primes, ``ssty``
+  script forms). The file comes from the pinned PyPI package ``ziamath``, which ships the
+  font whole (the npm package ``@fontsource/stix-two-math`` strips its features); it is cut
+  down with fontTools (as _ext/posenc_icons.py cuts Font Awesome) to the characters the
+  site's formulas draw (:func:`font_characters`), and drawn with Temml's stylesheet for it
+  (``Temml-STIX2.css``, unchanged). A page with a formula loads the two, about 70 kB; a page
+  without loads neither. The font's licence (the SIL Open Font License 1.1) stays in the
+  cut font's name table and is copied beside it.
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ import re
 import shutil
 import subprocess
 import sys
+from xml.etree import ElementTree
 
 from docutils import nodes
 from sphinx.errors import ExtensionError
@@ -49,13 +59,45 @@ NAME = "posenc_mathml"
 #: The npm packages (pinned in tools/assets.json) and the files taken from them.
 TEMML = ("temml", "dist/temml.cjs")
 STYLESHEET = ("temml", "dist/Temml-STIX2.css")
-FONT = ("@fontsource/stix-two-math", "files/stix-two-math-latin-400-normal.woff2")
-LICENCES = (("temml", "LICENSE"), ("@fontsource/stix-two-math", "LICENSE"))
+#: The PyPI package that ships STIX Two Math, and the font's path inside it.
+FONT_PACKAGE = ("ziamath", "fonts/STIXTwoMath-Regular.ttf")
+LICENCES = (("temml", "LICENSE"),)
 #: Where the site keeps them (under ``_static``); the font's name is the one Temml's stylesheet names.
 TARGET = "mathml"
 FONT_NAME = "STIXTwoMath.woff2"
 RUNNER = pathlib.Path(__file__).with_name("posenc-mathml.js")
 MATH_ELEMENT = re.compile(r"<math\b.*?</math>", re.S)
+#: The elements whose children after the first are scripts or limits (see :func:`adjust`).
+SCRIPTED = frozenset({"msub", "msup", "msubsup", "munder", "mover", "munderover", "mmultiscripts"})
+#: The OpenType features kept in the cut font: those a browser applies to MathML (``ssty``
+#: script forms, ``flac`` flattened accents, ``dtls`` dotless i and j, with ``ccmp``,
+#: ``locl``, ``kern``, ``mark``, ``mkmk``) and those Temml's stylesheet asks for (``ss01``
+#: for \\mathscr, ``ss04`` for primes). Every other alternate (``aalt``, the other stylistic
+#: sets) would triple the file; hinting goes too (WOFF2 for screens that do not need it).
+FONT_FEATURES = ("ccmp", "locl", "kern", "mark", "mkmk", "ssty", "flac", "dtls", "ss01", "ss04")
+#: Characters a browser draws for MathML that its text does not spell: the radical sign of
+#: ``<msqrt>``; and the mathematical italic letter that a one-letter ``<mi>`` is drawn with
+#: (MathML Core's automatic italic, :func:`italic`).
+RADICAL = 0x221A
+#: Letters with an italic form outside the ranges :func:`italic` computes (Unicode's
+#: Mathematical Alphanumeric Symbols leave a hole at U+1D455 for the italic h, U+210E).
+ITALIC_EXCEPTIONS = {
+    "h": 0x210E, "\u0131": 0x1D6A4, "\u0237": 0x1D6A5, "\u2207": 0x1D6FB, "\u2202": 0x1D715,
+    "\u03f5": 0x1D716, "\u03d1": 0x1D717, "\u03f0": 0x1D718, "\u03d5": 0x1D719, "\u03f1": 0x1D71A,
+    "\u03d6": 0x1D71B, "\u03f4": 0x1D6F3,
+}
+
+
+def italic(char: str) -> int | None:
+    """The code point a browser draws ``<mi>char</mi>`` with (None: the letter itself)."""
+    if char in ITALIC_EXCEPTIONS:
+        return ITALIC_EXCEPTIONS[char]
+    point = ord(char)
+    for first, last, italic_first in ((0x41, 0x5A, 0x1D434), (0x61, 0x7A, 0x1D44E),
+                                      (0x391, 0x3A9, 0x1D6E2), (0x3B1, 0x3C9, 0x1D6FC)):
+        if first <= point <= last:
+            return italic_first + point - first
+    return None
 
 
 class TexError(ValueError):
@@ -76,8 +118,8 @@ def node_binary() -> str:
 class Typesetter:
     """TeX -> MathML, by Temml in one Node.js process started on first use; each result is kept.
 
-    ``typesetter(tex, display)`` returns the ``<math>`` element; raises :class:`TexError`
-    with Temml's message if Temml cannot typeset ``tex``.
+    ``typesetter(tex, display)`` returns the ``<math>`` element (:func:`adjust`-ed); raises
+    :class:`TexError` with Temml's message if Temml cannot typeset ``tex``.
     """
 
     def __init__(self, temml: pathlib.Path, node: str | None = None):
@@ -91,7 +133,7 @@ class Typesetter:
         key = (tex, bool(display))
         if key not in self._done:
             reply = self._ask({"tex": tex, "display": bool(display)})
-            self._done[key] = reply["mathml"] if "mathml" in reply else TexError(reply["error"])
+            self._done[key] = adjust(reply["mathml"]) if "mathml" in reply else TexError(reply["error"])
         result = self._done[key]
         if isinstance(result, TexError):
             raise result
@@ -114,6 +156,39 @@ class Typesetter:
             self._process.stdin.close()
             self._process.wait(timeout=30)
             self._process = None
+
+
+def adjust(mathml: str) -> str:
+    """Temml's MathML with three spacings set as TeX sets them, where Chromium would not.
+
+    - A sized delimiter (``\\bigl(`` ... ``\\Biggr)``, the only ``<mo>`` with ``minsize``)
+      gets no operator space: Temml writes it without a form, and Chromium spaces it like an
+      operator between operands (0.28 em on each side).
+    - An operator in a script or a limit (``i=0`` under a sum, ``d/2-1`` over it, ``b,t``
+      in a subscript) gets no operator space, as in TeX's script styles; Chromium gives it
+      the full space of the text style.
+    - A function name (``\\cos``, ``\\operatorname``) right after a subscripted or
+      superscripted symbol (``\\alpha_i \\cos``) gets the thin space TeX puts between an
+      ordinary symbol and an operator, which Temml adds after a plain symbol only.
+    """
+    root = ElementTree.fromstring(mathml)
+    for mo in root.iter("mo"):
+        if "minsize" in mo.attrib:
+            mo.set("lspace", "0em")
+            mo.set("rspace", "0em")
+    for script in [e for e in root.iter() if e.tag in SCRIPTED]:
+        for part in list(script)[1:]:
+            for mo in part.iter("mo"):
+                if "lspace" not in mo.attrib and "rspace" not in mo.attrib:
+                    mo.set("lspace", "0em")
+                    mo.set("rspace", "0em")
+    for parent in list(root.iter()):
+        children = list(parent)
+        for before, after in zip(children, children[1:]):
+            if (before.tag in {"msub", "msup", "msubsup"} and after.tag == "mrow" and len(after) >= 2
+                    and after[0].tag == "mi" and after[1].tag == "mo" and after[1].text == "\u2061"):
+                after.insert(0, ElementTree.Element("mspace", width="0.1667em"))
+    return ElementTree.tostring(root, encoding="unicode", short_empty_elements=False)
 
 
 def display_tex(node: nodes.math_block) -> str:
@@ -167,6 +242,31 @@ def math_characters(markup: str) -> set[str]:
     return found - {"\n", "\r", "\t"}
 
 
+def font_characters(used: set[str]) -> set[int]:
+    """The code points to keep in the math font: those the formulas spell, the italic form of
+    each of their letters, and the radical sign."""
+    return {ord(c) for c in used} | {italic(c) for c in used if italic(c)} | {RADICAL}
+
+
+def font_source() -> pathlib.Path:
+    """STIX Two Math as the pinned ``ziamath`` package ships it."""
+    spec = importlib.util.find_spec(FONT_PACKAGE[0])
+    if spec is None or not spec.submodule_search_locations:
+        raise ExtensionError(f"{NAME}: {FONT_PACKAGE[0]} is not installed (it is pinned in requirements.txt)")
+    font = pathlib.Path(list(spec.submodule_search_locations)[0]) / FONT_PACKAGE[1]
+    if not font.is_file():
+        raise ExtensionError(f"{NAME}: {font} is missing")
+    return font
+
+
+def font_licence(font: pathlib.Path) -> str:
+    """The font's copyright and licence, from its name table (IDs 0, 13 and 14)."""
+    from fontTools.ttLib import TTFont
+
+    names = TTFont(str(font))["name"]
+    return "\n\n".join(str(names.getDebugName(i)) for i in (0, 13, 14)) + "\n"
+
+
 def _fetch_assets(srcdir):
     """``tools/fetch_assets.py`` of the book being built (not an installed module)."""
     path = pathlib.Path(srcdir) / "tools" / "fetch_assets.py"
@@ -186,7 +286,7 @@ def _start(app):
     app.posenc_mathml_files = {
         "temml": assets.asset(*TEMML),
         "stylesheet": assets.asset(*STYLESHEET),
-        "font": assets.asset(*FONT),
+        "font": font_source(),
         "licences": [assets.asset(*licence) for licence in LICENCES],
     }
     app.posenc_mathml = Typesetter(app.posenc_mathml_files["temml"])
@@ -217,7 +317,8 @@ def _finish(app, exception):
     used: set[str] = set()
     for page in outdir.rglob("*.html"):
         used |= math_characters(page.read_text(encoding="utf-8", errors="replace"))
-    subset_font(files["font"], target / FONT_NAME, {ord(c) for c in used})
+    (target / "LICENSE-stix-two-math").write_text(font_licence(files["font"]), encoding="utf-8")
+    subset_font(files["font"], target / FONT_NAME, font_characters(used), features=FONT_FEATURES, hinting=False)
 
 
 def setup(app):

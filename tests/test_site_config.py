@@ -96,23 +96,63 @@ def test_displayed_formulas_are_assembled_as_sphinx_does():
 
 
 def test_math_font_is_cut_to_the_characters_used():
+    import tempfile
+
     from fontTools.ttLib import TTFont
 
-    posenc_mathml, _, fetch_assets = _typesetter()
+    posenc_mathml = _ext("posenc_mathml")
     markup = ('<p>x <span class="math"><math><mi>\u211d</mi><mo>&#x2211;</mo></math></span> '
               '<math display="block"><mi>&lt;</mi></math></p>')
     assert posenc_mathml.math_characters(markup) == {"\u211d", "\u2211", "<"}
     assert posenc_mathml.math_characters("<p>no formula</p>") == set()
-    import tempfile
-
+    wanted = posenc_mathml.font_characters({"\u211d", "\u2211", "\u2032", "x", "h", "\u03b1", "\u03a9", "\u03d5"})
+    # Drawn though never spelt: the radical of <msqrt> and the italic forms of the letters
+    # (x: U+1D465; h: U+210E, Unicode's hole at U+1D455; alpha, Omega, the phi symbol).
+    assert wanted == {0x211D, 0x2211, 0x2032, ord("x"), ord("h"), 0x3B1, 0x3A9, 0x3D5,
+                      0x221A, 0x1D465, 0x210E, 0x1D6FC, 0x1D6FA, 0x1D719}, sorted(map(hex, wanted))
+    assert posenc_mathml.italic("1") is None and posenc_mathml.italic("Z") == 0x1D44D
+    source = posenc_mathml.font_source()
+    assert "STIX Two Math" in str(TTFont(str(source))["name"].getDebugName(1))
+    assert "Open Font License" in posenc_mathml.font_licence(source)
     with tempfile.TemporaryDirectory() as tmp:
         target = f"{tmp}/math.woff2"
-        icons = _ext("posenc_icons")
-        kept = icons.subset_font(fetch_assets.asset(*posenc_mathml.FONT), target, {0x211D, 0x2211})
+        kept = _ext("posenc_icons").subset_font(source, target, wanted, features=posenc_mathml.FONT_FEATURES,
+                                                hinting=False)
         font = TTFont(target)
-        assert kept == 2 and set(font.getBestCmap()) == {0x211D, 0x2211}
-        # The MATH table, which lays formulas out, is kept, with the larger sums it names.
-        assert "MATH" in font and len(font.getGlyphOrder()) > 3
+        assert kept == len(wanted) and set(font.getBestCmap()) == wanted
+        # The MATH table, which lays formulas out, and the features Temml's stylesheet asks for
+        # (ss04: the prime's form for superscripts; ssty: letters' forms for scripts).
+        assert "MATH" in font
+        features = {r.FeatureTag for r in font["GSUB"].table.FeatureList.FeatureRecord}
+        assert {"ssty", "ss04"} <= features and "aalt" not in features, features
+        assert "Open Font License" in str(font["name"].getDebugName(13))
+
+
+def test_spacing_is_set_as_tex_sets_it():
+    from xml.etree import ElementTree
+
+    posenc_mathml, typeset, _ = _typesetter()
+    try:
+        big = ElementTree.fromstring(typeset(r"\bigl\langle x \bigr\rangle + \Bigl| y \Bigr|", False))
+        plain = ElementTree.fromstring(typeset(r"\langle x \rangle + y", False))
+        limits = ElementTree.fromstring(typeset(r"\sum_{i=0}^{d/2-1} p_{b,t} = 1", False))
+        function = typeset(r"\alpha_i \cos x + a \cos x", False)
+    finally:
+        typeset.close()
+
+    def spaces(root):
+        return [(mo.text, mo.get("lspace"), mo.get("rspace")) for mo in root.iter("mo")]
+
+    # Sized delimiters: no operator space; the + between them and plain delimiters keep theirs.
+    assert [s for s in spaces(big) if s[0] != "+"] == [(c, "0em", "0em") for c in "\u27e8\u27e9||"], spaces(big)
+    assert all(s[1:] == (None, None) for s in spaces(plain)), spaces(plain)
+    # In scripts and limits no operator space; on the line, the = keeps its own.
+    assert spaces(limits) == [("\u2211", None, None), ("=", "0em", "0em"), ("\u2212", "0em", "0em"),
+                              (",", "0em", "0em"), ("=", None, None)], spaces(limits)
+    # The thin space before cos, after alpha_i as after a: Temml gives it after a only.
+    assert function.count('<mspace width="0.1667em"></mspace><mi>cos</mi>') == 2, function
+    # Temml's groups for line breaking are not asked for (their last operator loses its space).
+    assert function.startswith("<math><mrow><msub>"), function
 
 
 def test_only_plotlys_unknown_mime_warning_is_dropped():
