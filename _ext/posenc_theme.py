@@ -31,7 +31,10 @@ settings (``toggleHintShow``, ``togglebuttonSelector``: variables its deferred s
 later, so they are set first either way); the MathJax configuration (read by MathJax's own
 deferred loader); an interactive figure's script, which draws at once when ``window.Plotly``
 exists and otherwise at the window's ``load`` event, by when the deferred ``plotly-lazy.js``
-has run. The search page writes its three scripts (``searchtools.js``, ``language_data.js``,
+has run. The theme's two scripts at the end of ``<body>`` (``bootstrap.js``,
+``pydata-sphinx-theme.js``: not in ``script_files``, and not blocking the first paint there)
+now run before the deferred ones; they use none of them, only ``DOCUMENTATION_OPTIONS``,
+which is defined first. The search page writes its three scripts (``searchtools.js``, ``language_data.js``,
 ``searchindex.js``, which calls ``Search.setIndex`` of the first) in its template, not in
 ``script_files``; ``templates/search.html`` is the theme's template with them deferred, in
 the same order. The browser test checks that no other script in a page's ``<head>`` blocks,
@@ -91,8 +94,9 @@ FA_SCRIPT = re.compile(
 #: Files (by name) that stay synchronous in ``<head>``: an inline script right after them uses them.
 SYNC_SCRIPTS = {
     # Sphinx writes ``<script>DOCUMENTATION_OPTIONS.pagename = '...';</script>`` into every
-    # page's head: it needs the DOCUMENTATION_OPTIONS object this file defines (0.3 kB).
-    "documentation_options.js": "DOCUMENTATION_OPTIONS.pagename, inline",
+    # page's head: it needs the DOCUMENTATION_OPTIONS object this file defines (0.3 kB). The
+    # theme's synchronous pydata-sphinx-theme.js at the end of <body> reads that object too.
+    "documentation_options.js": "Sphinx's inline DOCUMENTATION_OPTIONS.pagename = ...",
 }
 
 
