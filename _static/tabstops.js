@@ -7,23 +7,20 @@
    from the keyboard. This applies the theme's own rule again to whatever a reader unfolds (a
    solution, a folded code cell's <details>). No CSS can set a tab stop, hence the script.
    The same rule covers displayed formulas (custom.css lets a wide one scroll sideways rather
-   than overflow the page), applied once MathJax has typeset them and again on resize: the
-   theme's own pass runs before MathJax has drawn anything. */
+   than overflow the page), which the theme's selector does not name: applied once the page
+   has loaded (its fonts with it) and again on resize. */
 (() => {
   // The theme's selector and rule (addTabStopsToScrollableElements in pydata-sphinx-theme.js).
   const SCROLLABLE = "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon";
   const update = (root) => root.querySelectorAll(SCROLLABLE).forEach((el) => {
     el.tabIndex = el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight ? 0 : -1;
   });
-  const FORMULAS = 'mjx-container[display="true"]';
+  const FORMULAS = "div.math > math";
   const updateFormulas = () => document.querySelectorAll(FORMULAS).forEach((el) => {
     if (el.scrollWidth > el.clientWidth) el.tabIndex = 0;
     else el.removeAttribute("tabindex");
   });
-  window.addEventListener("load", () => {
-    const startup = window.MathJax && window.MathJax.startup;
-    if (startup && startup.promise) startup.promise.then(updateFormulas);
-  });
+  window.addEventListener("load", updateFormulas);
   window.addEventListener("resize", updateFormulas);
   const unfolded = (el) => el.matches("details[open], .toggle:not(.toggle-hidden)");
   document.addEventListener("DOMContentLoaded", () => {

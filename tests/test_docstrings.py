@@ -1,7 +1,7 @@
-"""posenc's docstrings: no control characters, and math that MathJax can typeset.
+"""posenc's docstrings: no control characters, and math that the book's renderer can typeset.
 
-The API page renders every public docstring (autodoc), and MathJax typesets its
-``:math:`` roles and ``.. math::`` blocks. A backslash in a docstring that is not a raw
+The API page renders every public docstring (autodoc), and the build typesets its
+``:math:`` roles and ``.. math::`` blocks (Temml, _ext/posenc_mathml.py). A backslash in a docstring that is not a raw
 string is an escape: ``"\\theta"`` becomes a TAB followed by ``heta`` and ``"\\nu"`` a
 newline followed by ``u``, which breaks the formula silently (issue 19 found TABs in
 ``apply_rope_2d``). These tests fail on each such defect:
@@ -10,8 +10,8 @@ newline followed by ``u``, which breaks the formula silently (issue 19 found TAB
 - every docstring whose source literal contains a backslash is a raw string, so the text
   the reader sees is the text the author typed;
 - every formula has balanced braces, paired ``\\left``/``\\right`` and
-  ``\\begin``/``\\end``, and uses only TeX commands from a fixed list that MathJax 3
-  supports (a misspelt or mangled command fails here, not on the page).
+  ``\\begin``/``\\end``, and uses only TeX commands from a fixed list (a misspelt or
+  mangled command fails here, before the build: Temml would stop it there).
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import pytest
 
 import posenc
 
-# TeX commands MathJax 3 typesets (its base and AMS packages), restricted to those a
-# docstring of this package may reasonably use. Add to the list deliberately.
-MATHJAX_COMMANDS = set("""
+# TeX commands of LaTeX and amsmath that Temml typesets, restricted to those a docstring of
+# this package may reasonably use. Add to the list deliberately.
+TEX_COMMANDS = set("""
 alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi
 pi rho varrho sigma tau phi varphi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega
 sum prod int frac dfrac tfrac sqrt exp log ln sin cos tan arg max min sup inf lim det dim
@@ -82,7 +82,7 @@ def _formulas(doc: str):
 
 
 def math_problems(tex: str) -> list[str]:
-    """What is wrong with one formula (empty if nothing): the checks MathJax would fail on."""
+    """What is wrong with one formula (empty if nothing): the checks the renderer would fail on."""
     problems = []
     bad = [c for c in tex if unicodedata.category(c) == "Cc" and c != "\n"]
     if bad:
@@ -100,7 +100,7 @@ def math_problems(tex: str) -> list[str]:
     if depth > 0:
         problems.append("unbalanced '{'")
     commands = re.findall(r"\\([A-Za-z]+)", tex)
-    unknown = sorted(set(commands) - MATHJAX_COMMANDS)
+    unknown = sorted(set(commands) - TEX_COMMANDS)
     if unknown:
         problems.append(f"unknown commands {unknown}")
     if commands.count("left") != commands.count("right"):

@@ -9,7 +9,9 @@ system's ``chromium`` and ``chromedriver``. On each page:
 - every image is decoded, and has an alt text that describes it (not empty, not its file name,
   path or hash: ``test_figure_alt.alt_text_problem``), unless it is marked decorative
   (``alt=""`` with ``role="presentation"``/``"none"`` or ``aria-hidden="true"``);
-- MathJax typeset every formula (every ``.math`` element) with no MathJax error;
+- every formula (every ``.math`` element) is MathML (``<math>``, written at build time by
+  _ext/posenc_mathml.py; no TeX left as text, no ``<merror>``), drawn with a size, in the
+  STIX Two Math web font the site ships, which has loaded;
 - every internal link leads to a file of the site, and its ``#anchor`` to an element;
 - every icon drawn (an element whose ``::before`` uses a Font Awesome font) has its glyph in
   the web font the site ships (_ext/posenc_icons.py cuts those fonts down to the icons used),
@@ -92,13 +94,13 @@ INSTALL_HINT = (
 )
 PHONE_WIDTH = 375
 DESKTOP = (1280, 900)
-PAGE_TIMEOUT = 60  # seconds for MathJax or Plotly to finish on a slow, shared machine
+PAGE_TIMEOUT = 60  # seconds for the fonts or Plotly to finish on a slow, shared machine
 #: Seconds a moved control has to show its new state. A breakage test, where the change never
 #: comes, lowers it (monkeypatch) rather than wait it out: it only makes the failure it expects
 #: come sooner.
 CHANGE_TIMEOUT = 15
 #: The most a page may load on a reader's first visit, uncompressed, everything included (its
-#: HTML, styles, scripts, fonts, images, MathJax and plotly.js): 3 MB.
+#: HTML, styles, scripts, fonts, images and plotly.js): 3 MB.
 WEIGHT_BUDGET = 3_000_000
 #: Pages known to exceed the budget, with their measured weight: their weight test is a strict
 #: xfail, so it turns red the day they come within budget (then remove them from here). None
@@ -258,26 +260,49 @@ def site_url():
 
 # --------------------------------------------------------------------------- the checks
 
-_MATHJAX_JS = """
-const done = arguments[arguments.length - 1];
-const formulas = document.querySelectorAll('.math');
-if (formulas.length === 0) { done({formulas: 0}); return; }
-if (!window.MathJax || !window.MathJax.startup || !window.MathJax.startup.promise) {
-  done({formulas: formulas.length, error: 'MathJax did not load'}); return;
-}
-MathJax.startup.promise.then(() => {
-  const untypeset = [], errors = [];
+#: The font family of the formulas (Temml's stylesheet, _ext/posenc_mathml.py).
+MATH_FONT = "STIX2"
+
+# Every formula of the page: MathML, drawn (a size, unless it is inside something folded), in
+# the math font, with no TeX left as text beside it and no Temml error; once the page's fonts
+# have settled, the math font has loaded (a missing font file or stylesheet leaves it
+# unloaded, and the formulas drawn in some other font).
+_MATH_JS = """
+const done = arguments[arguments.length - 1], family = arguments[0];
+const MATHML = 'http://www.w3.org/1998/Math/MathML';
+document.fonts.ready.then(() => {
+  const formulas = document.querySelectorAll('.math');
+  const untypeset = [], errors = [], undrawn = [];
   formulas.forEach((el) => {
-    if (!el.querySelector('mjx-container')) untypeset.push(el.textContent.trim().slice(0, 80));
-    el.querySelectorAll('mjx-merror').forEach((e) =>
-      errors.push((e.getAttribute('data-mjx-error') || e.textContent).slice(0, 120) + ' in ' +
-                  el.textContent.trim().slice(0, 60)));
+    const text = el.textContent.trim().slice(0, 80);
+    const maths = Array.from(el.querySelectorAll('math')).filter((m) => m.namespaceURI === MATHML);
+    const outside = Array.from(el.childNodes).filter((n) =>
+      !(n.nodeType === 1 && (n.localName === 'math' || n.classList.contains('eqno'))));
+    const loose = outside.map((n) => n.textContent).join('').trim();
+    if (maths.length !== 1 || loose) { untypeset.push(text); return; }
+    el.querySelectorAll('merror').forEach((e) => errors.push(e.textContent.slice(0, 120) + ' in ' + text));
+    const m = maths[0];
+    if (el.getClientRects().length === 0) return;  // folded away: nothing is drawn
+    const box = m.getBoundingClientRect();
+    const font = getComputedStyle(m).fontFamily;
+    if (box.width === 0 || box.height === 0 || !font.includes(family))
+      undrawn.push(text + ' (' + Math.round(box.width) + 'x' + Math.round(box.height) + ', ' + font + ')');
   });
-  done({formulas: formulas.length,
-        containers: document.querySelectorAll('.math mjx-container').length,
-        untypeset: untypeset, errors: errors});
-}).catch((e) => done({formulas: formulas.length, error: String(e)}));
+  const faces = Array.from(document.fonts).filter((f) => f.family.replace(/["']/g, '') === family);
+  const loaded = faces.some((f) => f.status === 'loaded');
+  done({formulas: formulas.length, untypeset: untypeset, errors: errors, undrawn: undrawn,
+        font: formulas.length === 0 || loaded ? null :
+          family + (faces.length ? ' ' + faces.map((f) => f.status).join('/') : ' not declared')});
+});
 """
+
+
+def math_problems(math: dict) -> list[str]:
+    """What :data:`_MATH_JS` found wrong, one line each."""
+    return ([f"math font did not load: {math['font']}"] if math["font"] else []) + [
+        f"not typeset: {t}" for t in math["untypeset"]
+    ] + [f"Temml error: {e}" for e in math["errors"]] + [f"formula not drawn: {t}" for t in math["undrawn"]]
+
 
 _IMAGES_JS = """
 const done = arguments[arguments.length - 1];
@@ -948,8 +973,8 @@ def check_keyboard(driver, plot_id: str) -> list[str]:
 
 
 # Every file the page has asked for so far: the page itself (the navigation entry) and each
-# resource (what the HTML names, and what scripts fetch later: MathJax's components and
-# fonts, images). Read once the web fonts in use have arrived (document.fonts.ready).
+# resource (what the HTML names, and what scripts or stylesheets fetch later: web fonts,
+# images, plotly.js). Read once the web fonts in use have arrived (document.fonts.ready).
 _REQUESTS_JS = """
 const done = arguments[arguments.length - 1];
 document.fonts.ready.then(() => requestAnimationFrame(() => requestAnimationFrame(() => {
@@ -1031,7 +1056,7 @@ def check_axe(driver, url: str | None, shown: int = 8, rules: tuple[str, ...] = 
 
     The page is checked as a reader first sees it: opened afresh from ``url``, or (``url``
     None) the page already open, before any other check has moved, resized or operated it.
-    It is checked once MathJax and Plotly have drawn (each figure is scrolled to, which makes
+    It is checked once the fonts and Plotly have drawn (each figure is scrolled to, which makes
     plotly.js load and draw it, and the page back to its top); then what axe's run unfolded
     is folded again and the page gets its colour mode back. ``rules`` and ``include``: see
     :func:`run_axe`.
@@ -1040,7 +1065,7 @@ def check_axe(driver, url: str | None, shown: int = 8, rules: tuple[str, ...] = 
 
     if url is not None:
         load(driver, url)
-    driver.execute_async_script(_MATHJAX_JS)
+    driver.execute_async_script(_MATH_JS, MATH_FONT)
     for plot_id in driver.execute_script(_INTERACTIVE_IDS_JS):
         with contextlib.suppress(TimeoutException):  # a figure that never draws: see check_interactive
             _scroll_to(driver, plot_id)
@@ -1076,10 +1101,8 @@ def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: b
     driver.get_log("browser")  # drop what earlier pages left
     load(driver, urllib.parse.urljoin(base_url, page))
     problems: dict[str, list[str]] = {}
-    math = driver.execute_async_script(_MATHJAX_JS)
-    problems["math"] = ([math["error"]] if "error" in math else []) + [
-        f"not typeset: {t}" for t in math.get("untypeset", [])
-    ] + [f"MathJax error: {e}" for e in math.get("errors", [])]
+    math = driver.execute_async_script(_MATH_JS, MATH_FONT)
+    problems["math"] = math_problems(math)
     images = driver.execute_async_script(_IMAGES_JS)
     problems["images"] = [f"not decoded: {src}" for src in images["bad"]]
     problems["alt"] = check_alt_text(driver)
@@ -1110,7 +1133,7 @@ def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: b
     problems["console"] = _console_errors(driver)
     return {
         "problems": {k: v for k, v in problems.items() if v},
-        "formulas": math.get("formulas", 0),
+        "formulas": math["formulas"],
         "images": images["count"],
         "folded": cells["folded"],
         "interactive": n_interactive,
@@ -1149,7 +1172,7 @@ def _weight_params() -> list:
 
 @pytest.mark.parametrize("page", _weight_params())
 def test_page_weight(browser, site_url, page):
-    """A first visit loads at most WEIGHT_BUDGET bytes, uncompressed, MathJax and plotly.js included."""
+    """A first visit loads at most WEIGHT_BUDGET bytes, uncompressed, fonts and plotly.js included."""
     if not (SITE / page).is_file():
         pytest.fail(f"{page} (in _toc.yml) was not built")
     # test_page has opened the page and let it settle; run alone, this opens it the same way.
@@ -1198,7 +1221,7 @@ def page_weight(site: pathlib.Path, page: str) -> int:
 
 
 def test_pages_opened_from_disk_work(browser):
-    """Opened as files (no server, no network), the pages typeset and draw their figures."""
+    """Opened as files (no server, no network), the pages draw their formulas and figures."""
     browser.get((SITE / "index.html").as_uri())
     _wait(browser, "return document.readyState === 'complete' && !location.pathname.endsWith('/index.html');")
     pages = [p for p in site_pages(SITE) if p != "index.html"]
@@ -1206,8 +1229,8 @@ def test_pages_opened_from_disk_work(browser):
     for page in pages:
         browser.get_log("browser")
         load(browser, (SITE / page).as_uri())
-        math = browser.execute_async_script(_MATHJAX_JS)
-        assert "error" not in math and not math.get("untypeset") and not math.get("errors"), (page, math)
+        math = browser.execute_async_script(_MATH_JS, MATH_FONT)
+        assert not math_problems(math), (page, math_problems(math))
         formulas += math["formulas"]
         n, problems = check_interactive(browser)
         assert not problems, (page, problems)
@@ -1315,33 +1338,41 @@ def test_breakage_image_is_caught(browser, broken_copy, how):
     assert any(src in p for p in result["problems"].get("images", [])), result["problems"]
 
 
-def test_breakage_formula_is_caught(browser, broken_copy):
-    page = _a_page_with(broken_copy, '<span class="math notranslate nohighlight">\\(')
-    _break(
-        broken_copy,
-        page,
-        '<span class="math notranslate nohighlight">\\(',
-        '<span class="math notranslate nohighlight">\\(\\undefinedmacro ',
-    )
-    with serve(broken_copy) as url:
-        result = check_page(browser, url, broken_copy, page, interact=False, axe=False)
-    assert any("undefinedmacro" in p for p in result["problems"].get("math", [])), result["problems"]
+INLINE_MATH = '<span class="math notranslate nohighlight"><math>'
 
 
-def test_breakage_mathjax_missing_is_caught(browser, broken_copy):
-    shutil.rmtree(broken_copy / "_static" / "mathjax")
-    page = _a_page_with(broken_copy, "mathjax/startup.js")
+@pytest.mark.parametrize("how", ["left as TeX", "a Temml error", "drawn with no size"])
+def test_breakage_formula_is_caught(browser, broken_copy, how):
+    """A formula that is not MathML, that holds Temml's error element, or that draws nothing is reported."""
+    page = _a_page_with(broken_copy, INLINE_MATH)
+    if how == "left as TeX":
+        _break(broken_copy, page, INLINE_MATH, INLINE_MATH.replace("<math>", "\\(\\undefinedmacro\\)<math>"))
+    elif how == "a Temml error":
+        _break(broken_copy, page, INLINE_MATH, INLINE_MATH + "<merror><mtext>undefinedmacro</mtext></merror>")
+    else:
+        _break(broken_copy, page, INLINE_MATH, INLINE_MATH.replace("<math>", '<math style="display: none">'))
     with serve(broken_copy) as url:
         result = check_page(browser, url, broken_copy, page, interact=False, axe=False)
-    assert result["problems"].get("math") and result["problems"].get("console"), result["problems"]
+    expected = {"left as TeX": "not typeset: \\(\\undefinedmacro", "a Temml error": "Temml error: undefinedmacro",
+                "drawn with no size": "formula not drawn:"}[how]
+    assert any(p.startswith(expected) for p in result["problems"].get("math", [])), result["problems"]
+
+
+def test_breakage_math_font_missing_is_caught(browser, broken_copy):
+    (broken_copy / "_static" / "mathml" / "STIXTwoMath.woff2").unlink()
+    page = _a_page_with(broken_copy, INLINE_MATH)
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False, axe=False)
+    assert any(p.startswith("math font did not load") for p in result["problems"].get("math", [])), result["problems"]
+    assert result["problems"].get("console"), result["problems"]
 
 
 @pytest.mark.parametrize("how", ["named in the HTML", "added by a script"])
 def test_breakage_heavy_page_is_caught(browser, broken_copy, how):
     """A page that loads a file over the budget fails the weight check, which names that file first.
 
-    The file is named in the page's HTML, or added by a script as it runs (as MathJax's loader
-    adds its components): the check counts what the page requested, not what its HTML names.
+    The file is named in the page's HTML, or added by a script as it runs (as _ext/plotly-lazy.js
+    adds plotly.js): the check counts what the page requested, not what its HTML names.
     """
     page = _a_page_with(broken_copy, "</head>")
     (broken_copy / "_static" / "ballast.js").write_text("/*" + "x" * WEIGHT_BUDGET + "*/\n", encoding="utf-8")
@@ -1730,7 +1761,7 @@ PREVIEW_LINKS = {
     "equation": 'article.bd-article a.reference.internal[href*="#equation-"]',
     "citation": 'article.bd-article a.reference.internal[href*="bibliography.html#"]',
 }
-#: Previews whose target holds formulas, which MathJax must typeset in the preview.
+#: Previews whose target holds formulas, which must be drawn (MathML) in the preview.
 PREVIEW_MATH = ("theorem", "equation")
 #: At least this many of posenc's names in each chapter's code cells link to their entries in
 #: the API page (when written: 14, 43, 40, 144, 102 and 92 in chapters 1 to 6).
@@ -1749,18 +1780,18 @@ const t = arguments[0]._tippy;
 return t ? {content: String(t.props.content)} : null;
 """
 
-# The shown preview: tippy's popup element, once visible and (for formulas) typeset.
+# The shown preview: tippy's popup element, once visible and (for formulas) drawn.
 _PREVIEW_SHOWN_JS = """
 const link = arguments[0], math = arguments[1];
 const t = link._tippy;
 if (!t || !t.state.isShown || !document.body.contains(t.popper)) return null;
 const box = t.popper.querySelector('.tippy-content');
 if (!box || box.getBoundingClientRect().width === 0) return null;
-const typeset = box.querySelectorAll('mjx-container').length;
+const typeset = Array.from(box.querySelectorAll('math')).filter((m) => m.getBoundingClientRect().width > 0).length;
 if (math && typeset === 0) return null;
 return {text: box.innerText, typeset: typeset,
         raw: /\\\\[(\\[]/.test(box.innerText),
-        errors: Array.from(box.querySelectorAll('mjx-merror')).map((e) => e.getAttribute('data-mjx-error') || e.textContent)};
+        errors: Array.from(box.querySelectorAll('merror')).map((e) => e.textContent)};
 """
 
 
@@ -1791,7 +1822,7 @@ def check_previews(driver, site: pathlib.Path, page: str, timeout: float = PAGE_
     test asks only for those its breakage concerns); returns (kinds checked, problems).
 
     A preview must be attached to the link with the text of the link's target, be shown on
-    hover (tippy's popup), with every formula typeset by MathJax for a theorem or an
+    hover (tippy's popup), with its formulas drawn (MathML) for a theorem or an
     equation, stay while the pointer moves onto it and hide on Escape; and nothing may come
     from another host nor reach the console.
     """
@@ -1831,14 +1862,14 @@ def check_previews(driver, site: pathlib.Path, page: str, timeout: float = PAGE_
             shown = _wait(driver, _PREVIEW_SHOWN_JS, link, kind in PREVIEW_MATH, timeout=timeout)
         except TimeoutException:
             problems.append(f"{kind} {href}: no preview shown on hover"
-                            + (" with its formulas typeset" if kind in PREVIEW_MATH else ""))
+                            + (" with its formulas drawn" if kind in PREVIEW_MATH else ""))
             continue
         shown_text = " ".join(shown["text"].split())
         if visible not in shown_text:
             problems.append(f"{kind} {href}: the preview shows {shown_text[:120]!r}, without {visible[:120]!r}")
         if shown["raw"]:
             problems.append(f"{kind} {href}: the preview shows untypeset TeX: {shown_text[:120]!r}")
-        problems += [f"{kind} {href}: MathJax error in the preview: {e}" for e in shown["errors"]]
+        problems += [f"{kind} {href}: Temml error in the preview: {e}" for e in shown["errors"]]
         # WCAG 1.4.13: the pointer can move onto the preview, and Escape hides it.
         box = driver.execute_script("return arguments[0]._tippy.popper.querySelector('.tippy-content');", link)
         ActionChains(driver).move_to_element(box).perform()
@@ -1986,11 +2017,14 @@ def test_breakage_preview_of_another_text_is_caught(browser, broken_copy):
 
 
 def test_breakage_untypeset_preview_is_caught(browser, broken_copy):
+    """Previews whose formulas are TeX text (no MathML) are reported."""
     data = _tippy_js(broken_copy, PREVIEW_PAGE)
-    _break(broken_copy, data.relative_to(broken_copy).as_posix(), "MathJax.typesetPromise([instance.popper])",
-           "Promise.resolve()")
+    text = data.read_text(encoding="utf-8")
+    untypeset, count = re.subn(r"<math\b.*?</math>", lambda m: "\\\\(x\\\\)", text, flags=re.S)
+    assert count, f"no formula in {data.name}"
+    data.write_text(untypeset, encoding="utf-8")
     _, problems = _previews_in(broken_copy, PREVIEW_PAGE, browser, kinds=("equation",))
-    assert any("no preview shown on hover with its formulas typeset" in p for p in problems), problems
+    assert any("no preview shown on hover with its formulas drawn" in p for p in problems), problems
 
 
 def test_breakage_preview_script_from_a_cdn_is_caught(browser, broken_copy):

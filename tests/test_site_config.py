@@ -1,4 +1,4 @@
-"""The book's Sphinx configuration: every Jupyter Book default extension but Thebe, MathJax offline, icon fonts cut.
+"""The book's Sphinx configuration: every Jupyter Book default extension but Thebe, formulas as MathML, icon fonts cut.
 
 `_config.yml` gives the complete extension list (`sphinx: config: extensions`) to leave out
 sphinx_thebe, whose inline script Sphinx 7.4 writes twice into every page (a console error).
@@ -49,22 +49,70 @@ def test_no_launch_button_needs_thebe():
     assert not options.get("launch_buttons", {}).get("thebe"), "a Thebe button needs sphinx_thebe"
 
 
-def test_mathjax_ships_with_the_site():
+def _typesetter():
     import importlib.util
 
-    posenc_mathjax = _ext("posenc_mathjax")
-    source = posenc_mathjax.mathjax_source()
-    for part in posenc_mathjax.NEEDED:
-        assert (source / part).exists(), part
-    component = (source / posenc_mathjax.COMPONENT).read_text(encoding="utf-8", errors="replace")
-    assert 'VERSION="3.2.2"' in component, "not the MathJax 3.2.2 that sphinx-mathjax-offline 0.0.2 ships"
-    assert importlib.util.find_spec(posenc_mathjax.PACKAGE) is not None
-    # The loader's components are added to the book's own MathJax settings, which are kept.
-    book = {"tex": {"packages": {"[-]": ["noundefined"]}}}
-    config = posenc_mathjax.with_components(book)
-    assert config["tex"]["packages"] == {"[-]": ["noundefined"], "[+]": ["ams"]}
-    assert config["loader"]["load"] == ["input/tex-base", "[tex]/ams", "output/chtml", "a11y/assistive-mml"]
-    assert book == {"tex": {"packages": {"[-]": ["noundefined"]}}}
+    spec = importlib.util.spec_from_file_location("fetch_assets", ROOT / "tools" / "fetch_assets.py")
+    fetch_assets = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fetch_assets)
+    posenc_mathml = _ext("posenc_mathml")
+    return posenc_mathml, posenc_mathml.Typesetter(fetch_assets.asset(*posenc_mathml.TEMML)), fetch_assets
+
+
+def test_formulas_are_mathml_written_at_build_time():
+    import pytest
+
+    assert _final()["html_math_renderer"] == "posenc_mathml"
+    posenc_mathml, typeset, _ = _typesetter()
+    try:
+        inline = typeset(r"x \in \mathbb{R}^d", False)
+        # MathML Core: the double-struck R is the character itself (Chromium ignores mathvariant).
+        assert inline.startswith("<math>") and "\u211d" in inline and "mathvariant" not in inline, inline
+        assert "<msup>" in inline and "<mo>\u2208</mo>" in inline, inline
+        display = typeset(r"\sum_{i=0}^{n} a_i", True)
+        assert display.startswith('<math display="block"') and "<munderover>" in display, display
+        with pytest.raises(posenc_mathml.TexError, match="undefinedmacro"):
+            typeset(r"\undefinedmacro x", False)
+        with pytest.raises(posenc_mathml.TexError, match="undefinedmacro"):  # kept, not asked again
+            typeset(r"\undefinedmacro x", False)
+        with pytest.raises(TypeError, match="tex=3"):
+            typeset(3, False)
+    finally:
+        typeset.close()
+
+
+def test_displayed_formulas_are_assembled_as_sphinx_does():
+    from docutils import nodes
+
+    posenc_mathml = _ext("posenc_mathml")
+
+    def block(text, nowrap=False):
+        return nodes.math_block(text, text, nowrap=nowrap, number=None)
+
+    assert posenc_mathml.display_tex(block("a = b")) == "a = b"
+    assert posenc_mathml.display_tex(block("a &= b \\\\ c &= d")) == "\\begin{split}a &= b \\\\ c &= d\\end{split}"
+    assert posenc_mathml.display_tex(block("a = b\n\nc = d")) == "\\begin{aligned}a = b\\\\c = d\\end{aligned}"
+    assert posenc_mathml.display_tex(block("\\begin{align}a\\end{align}", nowrap=True)) == "\\begin{align}a\\end{align}"
+
+
+def test_math_font_is_cut_to_the_characters_used():
+    from fontTools.ttLib import TTFont
+
+    posenc_mathml, _, fetch_assets = _typesetter()
+    markup = ('<p>x <span class="math"><math><mi>\u211d</mi><mo>&#x2211;</mo></math></span> '
+              '<math display="block"><mi>&lt;</mi></math></p>')
+    assert posenc_mathml.math_characters(markup) == {"\u211d", "\u2211", "<"}
+    assert posenc_mathml.math_characters("<p>no formula</p>") == set()
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        target = f"{tmp}/math.woff2"
+        icons = _ext("posenc_icons")
+        kept = icons.subset_font(fetch_assets.asset(*posenc_mathml.FONT), target, {0x211D, 0x2211})
+        font = TTFont(target)
+        assert kept == 2 and set(font.getBestCmap()) == {0x211D, 0x2211}
+        # The MATH table, which lays formulas out, is kept, with the larger sums it names.
+        assert "MATH" in font and len(font.getGlyphOrder()) > 3
 
 
 def test_only_plotlys_unknown_mime_warning_is_dropped():
@@ -160,7 +208,7 @@ def test_previews_use_the_shipped_scripts_and_fetch_nothing():
     assert final["tippy_enable_wikitips"] is False
     assert final["tippy_enable_doitips"] is False
     assert not final.get("tippy_rtd_urls")
-    assert final["tippy_enable_mathjax"] is True
+    assert final["tippy_enable_mathjax"] is False  # a preview shows the page's MathML as it is
 
 
 def test_previews_refuse_a_cdn_script():
