@@ -28,10 +28,9 @@ script cannot be deferred, so a file stays synchronous only when an inline scrip
 uses it as it runs: :data:`SYNC_SCRIPTS`, each with its reason. The other inline scripts need
 no file: the theme's colour mode and its ``document.write`` buttons; sphinx-togglebutton's
 settings (``toggleHintShow``, ``togglebuttonSelector``: variables its deferred script reads
-later, so they are set first either way); the MathJax configuration (read by MathJax's own
-deferred loader); an interactive figure's script, which draws at once when ``window.Plotly``
-exists and otherwise at the window's ``load`` event, by when the deferred ``plotly-lazy.js``
-has run. The theme's two scripts at the end of ``<body>`` (``bootstrap.js``,
+later, so they are set first either way); an interactive figure's script, which draws at
+once when ``window.Plotly`` exists and otherwise at the window's ``load`` event, by when the
+deferred ``plotly-lazy.js`` has run. The theme's two scripts at the end of ``<body>`` (``bootstrap.js``,
 ``pydata-sphinx-theme.js``: not in ``script_files``, and not blocking the first paint there)
 now run before the deferred ones; they use none of them, only ``DOCUMENTATION_OPTIONS``,
 which is defined first. The search page writes its three scripts (``searchtools.js``, ``language_data.js``,
@@ -192,7 +191,7 @@ def setup(app):
 
     app.add_node(HideCodeCellNode, override=True, html=(visit_hide_cell_input, depart_HideCellInput))
     app.connect("config-inited", _templates)
-    # After every extension that adds a page's scripts in this event (sphinx-tippy, MathJax: 500).
+    # After every extension that adds a page's scripts in this event (sphinx-tippy: 500).
     app.connect("html-page-context", _defer, priority=900)
     # Before sphinx-codeautolink (priority 500) rewrites the chapters through BeautifulSoup,
     # which writes these tags in another form (``crossorigin=""``, ``/>``).
