@@ -31,7 +31,7 @@ settings (``toggleHintShow``, ``togglebuttonSelector``: variables its deferred s
 later, so they are set first either way); an interactive figure's script, which draws at
 once when ``window.Plotly`` exists and otherwise at the window's ``load`` event, by when the
 deferred ``plotly-lazy.js`` has run. The theme's two scripts at the end of ``<body>`` (``bootstrap.js``,
-``pydata-sphinx-theme.js``: not in ``script_files``, and not blocking the first paint there)
+``pydata-sphinx-theme.js``: not in ``script_files``; written after the page's content)
 now run before the deferred ones; they use none of them, only ``DOCUMENTATION_OPTIONS``,
 which is defined first. The search page writes its three scripts (``searchtools.js``, ``language_data.js``,
 ``searchindex.js``, which calls ``Search.setIndex`` of the first) in its template, not in
