@@ -23,21 +23,21 @@ fetched and run, so nothing is painted before all of them are in (Lighthouse's "
 resources", most of a chapter's First Contentful Paint on a phone). Each is given ``defer``
 here (:func:`defer_scripts`, on the ``_JavaScript`` objects of the page's ``script_files``, the
 attributes Sphinx writes): deferred scripts run in document order once the page is parsed,
-before ``DOMContentLoaded``, which is what every one of them waits for anyway. An inline
-script cannot be deferred, so a file stays synchronous only when an inline script of the page
-uses it as it runs: :data:`SYNC_SCRIPTS`, each with its reason. The other inline scripts need
-no file: the theme's colour mode and its ``document.write`` buttons; sphinx-togglebutton's
-settings (``toggleHintShow``, ``togglebuttonSelector``: variables its deferred script reads
-later, so they are set first either way); an interactive figure's script, which draws at
-once when ``window.Plotly`` exists and otherwise at the window's ``load`` event, by when the
-deferred ``plotly-lazy.js`` has run. The theme's two scripts at the end of ``<body>`` (``bootstrap.js``,
-``pydata-sphinx-theme.js``: not in ``script_files``; written after the page's content)
-now run before the deferred ones; they use none of them, only ``DOCUMENTATION_OPTIONS``,
-which is defined first. The search page writes its three scripts (``searchtools.js``, ``language_data.js``,
-``searchindex.js``, which calls ``Search.setIndex`` of the first) in its template, not in
-``script_files``; ``templates/search.html`` is the theme's template with them deferred, in
-the same order. The browser test checks that no other script in a page's ``<head>`` blocks,
-and that the console stays clean (a script run before what it needs throws).
+before ``DOMContentLoaded``, which is what every one of them waits for anyway. An inline script
+cannot be deferred, so a file stays synchronous only when an inline script of the page uses it
+as it runs: :data:`SYNC_SCRIPTS`, each with its reason. The other inline scripts need no file:
+the theme's colour mode and its ``document.write`` buttons; sphinx-togglebutton's settings
+(``toggleHintShow``, ``togglebuttonSelector``: variables its deferred script reads later, so
+they are set first either way); an interactive figure's script, which draws at once when
+``window.Plotly`` exists and otherwise at the window's ``load`` event, by when the deferred
+``plotly-lazy.js`` has run. The theme's two scripts at the end of ``<body>`` (``bootstrap.js``,
+``pydata-sphinx-theme.js``: not in ``script_files``; written after the page's content) now run
+before the deferred ones; they use none of them, only ``DOCUMENTATION_OPTIONS``, which is
+defined first. The search page writes its three scripts (``searchtools.js``,
+``language_data.js``, ``searchindex.js``, which calls ``Search.setIndex`` of the first) in its
+template, not in ``script_files``; ``templates/search.html`` is the theme's template with them
+deferred, in the same order. The browser test checks that no other script in a page's
+``<head>`` blocks, and that the console stays clean (a script run before what it needs throws).
 
 (The theme's colour mode on a first visit, which Jupyter Book leaves empty, is set in
 ``_config.yml`` with the theme's documented ``html_context: default_mode``.)
