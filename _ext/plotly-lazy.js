@@ -1,5 +1,6 @@
-/* plotly.js on demand (_ext/posenc_plotly.py puts this small script, synchronously, in the
- * <head> of each page that holds an interactive figure, instead of plotly.js itself).
+/* plotly.js on demand (_ext/posenc_plotly.py puts this small script, deferred, in the
+ * <head> of each page that holds an interactive figure, instead of plotly.js itself; a
+ * figure's own script that runs before it waits for the window's load event).
  *
  * Until plotly.js has loaded, window.Plotly is this stand-in. Each figure's own script calls
  * Plotly.newPlot(el, ...) as usual; the stand-in waits until the figure's <div> comes within

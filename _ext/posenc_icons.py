@@ -1,4 +1,4 @@
-"""Font Awesome's web fonts cut down to the icons the site shows (no theme option does this).
+"""Font Awesome's web fonts and stylesheet cut down to the icons the site shows (no theme option does this).
 
 pydata-sphinx-theme 0.15.4 ships Font Awesome 6.5.2's web fonts whole: ``fa-solid-900.woff2``
 (0.16 MB, about 1,400 icons) is fetched by every page, for the dozen icons of the header and
@@ -19,6 +19,15 @@ draws on a page (an element whose ``::before`` uses a Font Awesome font) must ha
 in the font the site ships. An icon whose class a script assembles from pieces would escape
 the scan here and be caught there.
 
+The theme's stylesheet ``all.min.css`` (103 kB, render-blocking on every page) gives each of
+Font Awesome's ~2,000 icon names its character with one rule, ``.fa-NAME:before{content:
+"\\f002"}`` (aliases share a rule, comma-separated). The site's copy is written again
+(:func:`cut_stylesheet`) with only the selectors of the names the site spells out (the same
+scan of pages and scripts as above); a rule none of whose names is used is dropped, and every
+other rule (the font faces, the ``fa-solid``/``fa-lg``/... classes, the variables) is kept as
+it is. The browser test checks that every icon drawn on a page has its character from the
+stylesheet (an icon whose rule was cut would draw nothing).
+
 The TrueType files that ``all.min.css`` names after each WOFF2 (for browsers without WOFF2)
 are left whole: no browser the site supports fetches them.
 """
@@ -33,6 +42,10 @@ FONTS = ("fa-solid-900.woff2", "fa-regular-400.woff2", "fa-brands-400.woff2")
 #: One rule of ``all.min.css`` that gives icons their character: selectors, then the code point.
 RULE = re.compile(r'([^{}]+)\{content:"\\([0-9a-fA-F]{4,5})"\}')
 ICON_CLASS = re.compile(r"fa-[a-z0-9]+(?:-[a-z0-9]+)*")
+#: Any rule of ``all.min.css`` that gives its selectors a character, icon or not (``.fa-0:before{content:"\30"}``).
+CONTENT_RULE = re.compile(r'([^{}]+)\{content:"\\([0-9a-fA-F]{1,6})"\}')
+#: A selector of one icon name's character: ``.fa-NAME:before`` (or ``::before``).
+ICON_SELECTOR = re.compile(r"\.(fa-[a-z0-9-]+)::?before")
 #: The Private Use Area of Unicode, where Font Awesome's icons are.
 PRIVATE_USE = range(0xE000, 0xF900)
 CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{4,5})")
@@ -53,6 +66,32 @@ def stylesheet_code_points(css: str) -> set[int]:
     """The Private Use Area characters a stylesheet names, as ``\\f09b`` escapes or as themselves."""
     points = {int(h, 16) for h in CSS_ESCAPE.findall(css)} | {ord(c) for c in css}
     return {p for p in points if p in PRIVATE_USE}
+
+
+def cut_stylesheet(css: str, names: set[str]) -> str:
+    """Font Awesome's stylesheet without the selectors of icon names not in ``names``.
+
+    A ``.fa-NAME:before`` selector of a ``content`` rule is kept if ``NAME`` is in ``names``; a
+    rule left with no selector is dropped; every other rule and selector is kept as it is.
+    """
+
+    def keep(match: re.Match) -> str:
+        selectors = match.group(1).split(",")
+        kept = [s for s in selectors if not ICON_SELECTOR.fullmatch(s.strip())
+                or ICON_SELECTOR.fullmatch(s.strip()).group(1) in names]
+        return f'{",".join(kept)}{{content:"\\{match.group(2)}"}}' if kept else ""
+
+    return CONTENT_RULE.sub(keep, css)
+
+
+def names_used(outdir: pathlib.Path, vendor: pathlib.Path) -> set[str]:
+    """Every ``fa-NAME`` class the site's pages and scripts spell out, Font Awesome's own files aside."""
+    static = outdir / "_static"
+    found: set[str] = set()
+    for path in [*outdir.rglob("*.html"), *static.rglob("*.js")]:
+        if vendor not in path.parents:
+            found |= set(ICON_CLASS.findall(path.read_text(encoding="utf-8", errors="replace")))
+    return found
 
 
 def code_points_used(outdir: pathlib.Path, vendor: pathlib.Path, icons: dict[str, int]) -> set[int]:
@@ -115,10 +154,11 @@ def _subset(app, exception):
     source = theme_fontawesome()
     vendor = outdir / "_static" / "vendor" / "fontawesome"
     target = vendor / source.name
-    icons = code_points((source / "css" / "all.min.css").read_text(encoding="utf-8"))
-    wanted = code_points_used(outdir, vendor, icons)
+    css = (source / "css" / "all.min.css").read_text(encoding="utf-8")
+    wanted = code_points_used(outdir, vendor, code_points(css))
     for name in FONTS:
         subset_font(source / "webfonts" / name, target / "webfonts" / name, wanted)
+    (target / "css" / "all.min.css").write_text(cut_stylesheet(css, names_used(outdir, vendor)), encoding="utf-8")
 
 
 def setup(app):

@@ -1,4 +1,4 @@
-"""Write the site's figure PNGs with a 256-colour palette: a third of their weight, the same picture (no option does this).
+"""The site's figure PNGs: a 256-colour palette (a third of their weight, the same picture), loaded lazily.
 
 Matplotlib writes each figure as a 24-bit RGBA PNG (pixel-doubled: 220 dpi, see
 ``posenc.plotting.use_book_style``). A chart of a few line colours, text and a colour map
@@ -16,12 +16,24 @@ heat map, a step of a colour bar: not an isolated anti-aliased edge pixel) moves
 stays below :data:`MAX_MEAN_ERROR`. A picture the palette cannot hold (a photograph, a
 smooth gradient over a large area) keeps its 24-bit form. The notebooks offered for download and
 the PDF keep Matplotlib's PNGs; the result is deterministic (same input, same bytes).
+
+Every content image of the HTML pages (an ``<img>`` Sphinx writes for an image node: the
+figures) is written with ``loading="lazy"`` and ``decoding="async"`` (:func:`lazy_img`): a
+chapter's figures are far below its first screen, and were fetched before the first paint
+(175 kB on chapter 4). So that nothing moves when one arrives, each also carries ``width``
+and ``height`` attributes, its size as displayed: the ``width``/``height`` that
+MyST-NB gives the image node (half the pixel-doubled PNG's size; Docutils writes them only as
+an inline ``style``), or else the image file's own size in pixels. The browser reserves the
+box from them (with ``custom.css``'s ``max-width: 100%; height: auto``, at the same aspect
+ratio on a narrow screen). The theme writes no logo or other image in the first screen; the
+browser test checks every content image for these attributes.
 """
 
 from __future__ import annotations
 
 import io
 import pathlib
+import re
 
 #: A colour covering this many pixels or more ...
 AREA = 16
@@ -61,6 +73,54 @@ def palette_png(data: bytes) -> bytes | None:
     return out.getvalue() if out.tell() < len(data) else None
 
 
+def _pixels(length) -> int | None:
+    """``"716px"`` or ``"716"`` (a Docutils length) as 716; None for another unit (``50%``, ``3em``)."""
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(px)?\s*", str(length or ""))
+    return round(float(match.group(1))) if match else None
+
+
+def lazy_img(tag: str, width: int | None, height: int | None) -> str:
+    """An ``<img ...>`` tag with ``loading="lazy"``, ``decoding="async"`` and, when known, its size.
+
+    Attributes the tag already has are not written twice.
+    """
+    if not tag.lstrip().startswith("<img "):
+        raise ValueError(f"lazy_img: tag={tag[:40]!r}, expected an <img ...> tag")
+    extra = {"loading": "lazy", "decoding": "async"}
+    if width and height:
+        extra.update(width=str(width), height=str(height))
+    attrs = "".join(f' {k}="{v}"' for k, v in extra.items() if not re.search(rf"\s{k}=", tag))
+    return tag.replace("<img ", f"<img{attrs} ", 1)
+
+
+def display_size(translator, node) -> tuple[int | None, int | None]:
+    """The image's size as displayed, in CSS pixels: the node's width and height, else the file's."""
+    width, height = _pixels(node.get("width")), _pixels(node.get("height"))
+    if width and height:
+        return width, height
+    import imagesize
+
+    uri = node.get("uri", "")
+    path = pathlib.Path(translator.builder.srcdir) / uri
+    if "://" in uri or not path.is_file():
+        return None, None
+    size = imagesize.get(str(path))
+    return size if size[0] > 0 and size[1] > 0 else (None, None)
+
+
+def visit_image(self, node):
+    """The translator's own ``<img>``, with :func:`lazy_img`'s attributes added."""
+    start = len(self.body)
+    type(self).visit_image(self, node)
+    for i in range(start, len(self.body)):
+        if self.body[i].lstrip().startswith("<img "):
+            self.body[i] = lazy_img(self.body[i], *display_size(self, node))
+
+
+def depart_image(self, node):
+    type(self).depart_image(self, node)
+
+
 def _shrink_images(app, exception):
     if exception is not None or app.builder.format != "html":
         return
@@ -71,5 +131,8 @@ def _shrink_images(app, exception):
 
 
 def setup(app):
+    from docutils import nodes
+
+    app.add_node(nodes.image, override=True, html=(visit_image, depart_image))
     app.connect("build-finished", _shrink_images)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

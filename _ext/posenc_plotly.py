@@ -12,8 +12,10 @@ trace type outside the bundle would not draw; the browser test (tests/test_site.
 on any trace plotly.js did not draw as the type it was given. This extension
 
 - adds ``_static/plotly-lazy.js`` (``_ext/plotly-lazy.js``, 3 kB) to the ``<head>`` of exactly
-  the pages that hold such a figure (a plain, synchronous script, so it is defined before
-  the figures' inline scripts run; pages without a figure do not load it). It stands in for
+  the pages that hold such a figure (deferred, so it does not hold up the first paint: a
+  figure's inline script draws at once if ``window.Plotly`` is there, else at the window's
+  ``load`` event, after every deferred script has run; pages without a figure do not load
+  it). It stands in for
   ``window.Plotly`` and loads ``plotly-basic.min.js`` only when a figure comes near the
   viewport, then draws it: a reader who never scrolls to a figure never downloads plotly.js,
   and a page's first load stays within the browser test's weight budget (tests/test_site.py
@@ -82,7 +84,7 @@ def _plotly_js() -> pathlib.Path:
 
 def _page_context(app, pagename, templatename, context, doctree):
     if MARKER in context.get("body", ""):
-        app.add_js_file(LOADER.name, priority=200)
+        app.add_js_file(LOADER.name, priority=200, loading_method="defer")
         app.env.posenc_plotly_pages = getattr(app.env, "posenc_plotly_pages", set()) | {pagename}
 
 

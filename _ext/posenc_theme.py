@@ -1,4 +1,4 @@
-"""Theme fixes no option makes: Font Awesome's script and font preloads dropped; accessible names and roles.
+"""Theme fixes no option makes: Font Awesome's script and font preloads dropped; scripts deferred; accessible names and roles.
 
 pydata-sphinx-theme 0.15.4 (under sphinx-book-theme 1.1.4) loads Font Awesome twice over: its
 CSS with web fonts (``all.min.css``, 0.1 MB) and its JavaScript (``all.min.js``, 1.49 MB on
@@ -16,6 +16,28 @@ theme option turns off. A preload with ``crossorigin`` is a CORS request, which 
 from disk (``file://``, no origin) cannot make: Chrome logs two console errors per font on
 every page. A preload is only a hint (the stylesheet's ``@font-face`` still loads the font a
 page uses), so these three tags are removed too; nothing else is touched.
+
+Sphinx, the theme and the extensions put about a dozen ``<script src=...>`` in each page's
+``<head>`` without ``defer``: the browser stops parsing the page at each one until it is
+fetched and run, so nothing is painted before all of them are in (Lighthouse's "render-blocking
+resources", most of a chapter's First Contentful Paint on a phone). Each is given ``defer``
+here (:func:`defer_scripts`, on the ``_JavaScript`` objects of the page's ``script_files``, the
+attributes Sphinx writes): deferred scripts run in document order once the page is parsed,
+before ``DOMContentLoaded``, which is what every one of them waits for anyway. An inline script
+cannot be deferred, so a file stays synchronous only when an inline script of the page uses it
+as it runs: :data:`SYNC_SCRIPTS`, each with its reason. The other inline scripts need no file:
+the theme's colour mode and its ``document.write`` buttons; sphinx-togglebutton's settings
+(``toggleHintShow``, ``togglebuttonSelector``: variables its deferred script reads later, so
+they are set first either way); an interactive figure's script, which draws at once when
+``window.Plotly`` exists and otherwise at the window's ``load`` event, by when the deferred
+``plotly-lazy.js`` has run. The theme's two scripts at the end of ``<body>`` (``bootstrap.js``,
+``pydata-sphinx-theme.js``: not in ``script_files``; written after the page's content) now run
+before the deferred ones; they use none of them, only ``DOCUMENTATION_OPTIONS``, which is
+defined first. The search page writes its three scripts (``searchtools.js``,
+``language_data.js``, ``searchindex.js``, which calls ``Search.setIndex`` of the first) in its
+template, not in ``script_files``; ``templates/search.html`` is the theme's template with them
+deferred, in the same order. The browser test checks that no other script in a page's
+``<head>`` blocks, and that the console stays clean (a script run before what it needs throws).
 
 (The theme's colour mode on a first visit, which Jupyter Book leaves empty, is set in
 ``_config.yml`` with the theme's documented ``html_context: default_mode``.)
@@ -66,6 +88,50 @@ FA_SCRIPT = re.compile(
     r"</script>[ \t]*\n",
     re.M,
 )
+
+
+#: Files (by name) that stay synchronous in ``<head>``: an inline script right after them uses them.
+SYNC_SCRIPTS = {
+    # Sphinx writes ``<script>DOCUMENTATION_OPTIONS.pagename = '...';</script>`` into every
+    # page's head: it needs the DOCUMENTATION_OPTIONS object this file defines (0.3 kB). The
+    # theme's synchronous pydata-sphinx-theme.js at the end of <body> reads that object too.
+    "documentation_options.js": "Sphinx's inline DOCUMENTATION_OPTIONS.pagename = ...",
+}
+
+
+def _name(filename: str) -> str:
+    return str(filename).split("?")[0].rsplit("/", 1)[-1]
+
+
+def defer_scripts(files: list) -> list:
+    """The page's ``script_files`` with ``defer`` on every external script that does not need to block.
+
+    Inline scripts (no file name), scripts already ``defer``, ``async`` or modules, and the
+    files of :data:`SYNC_SCRIPTS` are left as they are; order and priorities are kept.
+    """
+    from sphinx.builders.html._assets import _JavaScript
+
+    out = []
+    for js in files:
+        filename = getattr(js, "filename", js)
+        attributes = getattr(js, "attributes", {})
+        if (
+            not isinstance(js, _JavaScript)
+            or not filename
+            or {"defer", "async"} & set(attributes)
+            or attributes.get("type") == "module"
+            or _name(filename) in SYNC_SCRIPTS
+        ):
+            out.append(js)
+        else:
+            out.append(_JavaScript(filename, priority=js.priority, **attributes, defer="defer"))
+    return out
+
+
+def _defer(app, pagename, templatename, context, doctree):
+    files = context.get("script_files")
+    if isinstance(files, list):
+        files[:] = defer_scripts(files)
 
 
 def drop_font_preloads(html: str) -> str:
@@ -125,6 +191,8 @@ def setup(app):
 
     app.add_node(HideCodeCellNode, override=True, html=(visit_hide_cell_input, depart_HideCellInput))
     app.connect("config-inited", _templates)
+    # After every extension that adds a page's scripts in this event (sphinx-tippy: 500).
+    app.connect("html-page-context", _defer, priority=900)
     # Before sphinx-codeautolink (priority 500) rewrites the chapters through BeautifulSoup,
     # which writes these tags in another form (``crossorigin=""``, ``/>``).
     app.connect("build-finished", _fix_pages, priority=400)

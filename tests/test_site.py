@@ -14,7 +14,13 @@ system's ``chromium`` and ``chromedriver``. On each page:
   STIX Two Math web font the site ships, which has loaded;
 - every internal link leads to a file of the site, and its ``#anchor`` to an element;
 - every icon drawn (an element whose ``::before`` uses a Font Awesome font) has its glyph in
-  the web font the site ships (_ext/posenc_icons.py cuts those fonts down to the icons used);
+  the web font the site ships (_ext/posenc_icons.py cuts those fonts down to the icons used),
+  and every element with an icon's class draws that icon's character (the stylesheet, cut
+  down to the icons used, still has its rule);
+- no script in the page's ``<head>`` blocks its first paint (each is ``defer`` or ``async``)
+  but those of :data:`BLOCKING_SCRIPTS` (_ext/posenc_theme.py), and every content image (in
+  the article: the figures) is ``loading="lazy"``, ``decoding="async"``, with ``width`` and
+  ``height`` attributes in the image's proportions (_ext/posenc_images.py);
 - nothing scrolls sideways at a 375-pixel-wide viewport, and images keep their proportions there;
 - a cell whose output is only a figure folds its code (the ``hide-input`` toggle), and a
   folded cell shows its output but not its code;
@@ -101,6 +107,11 @@ WEIGHT_BUDGET = 3_000_000
 #: today: plotly.js (1.19 MB) is loaded only when a figure nears the viewport, and the figures'
 #: PNGs are palette images (the heaviest first visit was chapter 2's, 4.08 MB, before both).
 OVER_BUDGET: dict[str, str] = {}
+#: The only scripts (file names) that may block a page's first paint from its ``<head>``, and
+#: why: an inline script right after it needs it as it runs (_ext/posenc_theme.py).
+BLOCKING_SCRIPTS = {
+    "documentation_options.js": "Sphinx's inline DOCUMENTATION_OPTIONS.pagename = ... needs its object",
+}
 #: axe-core's rules for WCAG 2.0 and 2.1, levels A and AA (axe's own tag names).
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 #: The theme's colour modes; each page is checked in both.
@@ -296,6 +307,11 @@ def math_problems(math: dict) -> list[str]:
 _IMAGES_JS = """
 const done = arguments[arguments.length - 1];
 const imgs = Array.from(document.images);
+// The content images' loading attributes as the page has them, before they are forced eager.
+const content = imgs.filter((img) => img.closest('article.bd-article')).map((img) => ({
+  img: img, src: img.getAttribute('src'), loading: img.getAttribute('loading'),
+  decoding: img.getAttribute('decoding'), width: img.getAttribute('width'),
+  height: img.getAttribute('height')}));
 imgs.forEach((img) => { img.loading = 'eager'; });
 Promise.allSettled(imgs.map((img) => img.decode())).then((results) => {
   const bad = [];
@@ -304,7 +320,8 @@ Promise.allSettled(imgs.map((img) => img.decode())).then((results) => {
     if (r.status !== 'fulfilled' || !img.complete || img.naturalWidth === 0)
       bad.push(img.getAttribute('src'));
   });
-  done({count: imgs.length, bad: bad});
+  content.forEach((c) => { c.naturalWidth = c.img.naturalWidth; c.naturalHeight = c.img.naturalHeight; delete c.img; });
+  done({count: imgs.length, bad: bad, content: content});
 });
 """
 
@@ -332,6 +349,49 @@ return Array.from(document.images).map((img) => ({
   role: (img.getAttribute('role') || '').trim().toLowerCase(),
   hidden: img.getAttribute('aria-hidden') === 'true' || !!img.closest('[aria-hidden="true"]')}));
 """
+
+
+def lazy_image_problems(content: list[dict]) -> list[str]:
+    """Each content image (``_IMAGES_JS``'s ``content``) loads lazily, decodes off the main thread,
+    and reserves its box: ``width`` and ``height`` attributes in its own proportions (3%)."""
+    problems = []
+    for img in content:
+        src = img["src"]
+        if img["loading"] != "lazy":
+            problems.append(f'{src}: loading={img["loading"]!r}, expected "lazy"')
+        if img["decoding"] != "async":
+            problems.append(f'{src}: decoding={img["decoding"]!r}, expected "async"')
+        try:
+            width, height = int(img["width"]), int(img["height"])
+        except (TypeError, ValueError):
+            problems.append(f'{src}: width={img["width"]!r} height={img["height"]!r}, expected its size in pixels')
+            continue
+        if img["naturalWidth"] and img["naturalHeight"] and width > 0 and height > 0:
+            ratio = (width / height) / (img["naturalWidth"] / img["naturalHeight"])
+            if abs(ratio - 1) > 0.03:
+                problems.append(f"{src}: width/height {width}x{height} not in the proportions of the image "
+                                f'({img["naturalWidth"]}x{img["naturalHeight"]})')
+        else:
+            problems.append(f"{src}: size {width}x{height} or the image's is zero")
+    return problems
+
+
+# The external scripts of the page's <head> that hold up its parsing (and so its first paint):
+# neither defer nor async (a module is deferred; a script a script adds is async).
+_BLOCKING_JS = """
+return Array.from(document.head.querySelectorAll('script[src]'))
+  .filter((s) => !s.defer && !s.async && s.type !== 'module')
+  .map((s) => s.getAttribute('src'));
+"""
+
+
+def check_blocking_scripts(driver) -> list[str]:
+    """No script in ``<head>`` blocks the first paint, but those of :data:`BLOCKING_SCRIPTS`."""
+    return [
+        f"script blocks the first paint (neither defer nor async): {src}"
+        for src in driver.execute_script(_BLOCKING_JS)
+        if src.split("?")[0].rsplit("/", 1)[-1] not in BLOCKING_SCRIPTS
+    ]
 
 
 def check_alt_text(driver) -> list[str]:
@@ -616,6 +676,49 @@ def check_icons(driver, site: pathlib.Path) -> list[str]:
         font = icon_font(site, family, weight)
         if point not in _glyphs(font, font.stat().st_mtime):
             problems.append(f"icon U+{point:04X} of {where} is not in {font.name}")
+    return sorted(set(problems))
+
+
+#: Every element with a ``fa-...`` class, with the character its ``::before`` shows (null: none).
+_ICON_CLASSES_JS = """
+const out = [];
+for (const el of document.querySelectorAll('body [class*="fa-"]')) {
+  const classes = Array.from(el.classList).filter((c) => c.startsWith('fa-'));
+  if (!classes.length) continue;
+  const content = getComputedStyle(el, '::before').content;
+  const text = /^".+"$/.test(content) ? content.slice(1, -1) : '';
+  out.push([classes, text ? text.codePointAt(0) : null,
+            el.tagName.toLowerCase() + '.' + Array.from(el.classList).join('.')]);
+}
+return out;
+"""
+
+
+@functools.cache
+def theme_icons() -> dict[str, int]:
+    """``fa-NAME`` -> its character, from the theme's whole Font Awesome stylesheet (not the site's)."""
+    import pydata_sphinx_theme
+
+    (css,) = (pathlib.Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" /
+              "static" / "vendor" / "fontawesome").glob("*/css/all.min.css")
+    icons = {}
+    for selectors, point in re.findall(r'([^{}]+)\{content:"\\([0-9a-fA-F]{1,6})"\}', css.read_text(encoding="utf-8")):
+        for selector in selectors.split(","):
+            name = re.fullmatch(r"\.(fa-[a-z0-9-]+)::?before", selector.strip())
+            if name:
+                icons[name.group(1)] = int(point, 16)
+    return icons
+
+
+def check_icon_rules(driver) -> list[str]:
+    """Every element with an icon's class (``fa-NAME``, an icon of Font Awesome) draws that icon's
+    character: the site's stylesheet still has its rule (else the icon shows as nothing)."""
+    icons, problems = theme_icons(), []
+    for classes, point, where in driver.execute_script(_ICON_CLASSES_JS):
+        names = [c for c in classes if c in icons]
+        if names and point not in {icons[n] for n in names}:
+            shown = "nothing" if point is None else f"U+{point:04X}"
+            problems.append(f"{where} draws {shown}, not the icon of {'/'.join(names)}")
     return sorted(set(problems))
 
 
@@ -1004,7 +1107,9 @@ def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: b
     problems["images"] = [f"not decoded: {src}" for src in images["bad"]]
     problems["alt"] = check_alt_text(driver)
     problems["links"] = check_links(driver, base_url, site)
-    problems["icons"] = check_icons(driver, site)
+    problems["icons"] = check_icons(driver, site) + check_icon_rules(driver)
+    problems["lazy"] = lazy_image_problems(images["content"])
+    problems["scripts"] = check_blocking_scripts(driver)
     cells = driver.execute_script(_CELLS_JS)
     problems["cells"] = (
         [f"figure-only cell shows its code (tag it hide-input): {c}" for c in cells["unfolded_figures"]]
@@ -1322,6 +1427,50 @@ def test_breakage_missing_icon_is_caught(browser, broken_copy):
     subset.save_font(whole, str(font), options)
     problems = _checked(browser, broken_copy, page)
     assert any("U+F002" in p for p in problems.get("icons", [])), problems
+
+
+def test_breakage_icon_rule_cut_is_caught(browser, broken_copy):
+    """The stylesheet without the search icon's rule (on every page's header): it would draw nothing."""
+    page = _a_page_with(broken_copy, "fa-magnifying-glass")
+    (css,) = broken_copy.glob("_static/vendor/fontawesome/*/css/all.min.css")
+    text = css.read_text(encoding="utf-8")
+    rule = re.search(r'(?<=[}\s])[^{}]*\.fa-magnifying-glass:before[^{}]*\{content:"\\f002"\}', text).group(0)
+    css.write_text(text.replace(rule, "", 1), encoding="utf-8")
+    problems = _checked(browser, broken_copy, page)
+    assert any("fa-magnifying-glass" in p and "draws nothing" in p for p in problems.get("icons", [])), problems
+
+
+def test_breakage_blocking_script_is_caught(browser, broken_copy):
+    """A deferred script of the head made synchronous again holds up the first paint."""
+    page = _a_page_with(broken_copy, "_static/doctools.js")
+    text = (broken_copy / page).read_text(encoding="utf-8")
+    tag = re.search(r'<script defer="defer" src="([^"]*_static/doctools\.js[^"]*)"></script>', text)
+    assert tag, "doctools.js is not deferred"
+    _break(broken_copy, page, tag.group(0), f'<script src="{tag.group(1)}"></script>')
+    problems = _checked(browser, broken_copy, page)
+    assert any("doctools.js" in p for p in problems.get("scripts", [])), problems
+
+
+@pytest.mark.parametrize("attribute", ["loading", "decoding", "width", "height"])
+def test_breakage_eager_or_unsized_image_is_caught(browser, broken_copy, attribute):
+    """A figure without loading="lazy", decoding="async", or its width or height attribute."""
+    page = _a_page_with(broken_copy, 'loading="lazy"')
+    text = (broken_copy / page).read_text(encoding="utf-8")
+    tag = re.search(r"<img [^>]*>", text).group(0)
+    _break(broken_copy, page, tag, re.sub(rf'\s{attribute}="[^"]*"', "", tag, count=1))
+    src = re.search(r'src="([^"]+)"', tag).group(1)
+    problems = _checked(browser, broken_copy, page)
+    assert any(p.startswith(src) and f"{attribute}=" in p for p in problems.get("lazy", [])), problems
+
+
+def test_breakage_image_size_out_of_proportion_is_caught(browser, broken_copy):
+    """A figure whose width and height attributes are not its proportions would move the text when it arrives."""
+    page = _a_page_with(broken_copy, 'loading="lazy"')
+    text = (broken_copy / page).read_text(encoding="utf-8")
+    tag = re.search(r"<img [^>]*>", text).group(0)
+    _break(broken_copy, page, tag, re.sub(r'\sheight="([0-9]+)"', lambda m: f' height="{2 * int(m.group(1))}"', tag))
+    problems = _checked(browser, broken_copy, page)
+    assert any("not in the proportions" in p for p in problems.get("lazy", [])), problems
 
 
 def test_breakage_squeezed_image_is_caught(browser, broken_copy):

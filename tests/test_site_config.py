@@ -204,6 +204,26 @@ def test_only_the_font_preloads_are_dropped():
     )
 
 
+def test_scripts_are_deferred_but_the_one_an_inline_script_needs():
+    from sphinx.builders.html._assets import _JavaScript
+
+    posenc_theme = _ext("posenc_theme")
+    files = [
+        _JavaScript("_static/documentation_options.js?v=1", priority=200),
+        _JavaScript("_static/doctools.js", priority=200),
+        _JavaScript(None, body="let toggleHintShow = 'Click to show';"),
+        _JavaScript("_static/design-tabs.js", **{"data-sd-tabs-storage-prefix": "x-"}),
+        _JavaScript("_static/mathjax/startup.js", defer="defer"),
+        _JavaScript("_static/a.js", **{"async": "async"}),
+        _JavaScript("_static/m.js", type="module"),
+    ]
+    out = posenc_theme.defer_scripts(files)
+    assert [js.priority for js in out] == [js.priority for js in files]
+    assert out[0] is files[0] and out[2] is files[2] and out[4:] == files[4:]
+    assert out[1] == _JavaScript("_static/doctools.js", priority=200, defer="defer")
+    assert out[3].attributes == {"data-sd-tabs-storage-prefix": "x-", "defer": "defer"}
+
+
 def _ext(name: str):
     import importlib
     import sys
@@ -359,6 +379,22 @@ def test_figure_pngs_take_a_palette_only_when_it_is_faithful():
     assert images.palette_png(_png(rgba, "RGBA")) is None
 
 
+def test_figure_images_load_lazily_with_their_size():
+    import pytest
+
+    posenc_images = _ext("posenc_images")
+    tag = '<img alt="A plot" src="../_images/a.png" style="width: 716px; height: 408px;" />'
+    assert posenc_images.lazy_img(tag, 716, 408) == (
+        '<img loading="lazy" decoding="async" width="716" height="408" alt="A plot" src="../_images/a.png" '
+        'style="width: 716px; height: 408px;" />')
+    assert posenc_images.lazy_img('<img loading="eager" src="a.png"/>', None, None) == (
+        '<img decoding="async" loading="eager" src="a.png"/>')
+    assert [posenc_images._pixels(v) for v in ("716px", "716", "715.6px", "50%", "3em", None)] == [
+        716, 716, 716, None, None, None]
+    with pytest.raises(ValueError, match="tag="):
+        posenc_images.lazy_img('<a href="x">', 1, 1)
+
+
 def test_icon_code_points_come_from_fontawesomes_stylesheet():
     posenc_icons = _ext("posenc_icons")
     css = '.fa-sun-plant-wilt:before{content:"\\e57a"}.fa-magnifying-glass:before,.fa-search:before{content:"\\f002"}'
@@ -367,6 +403,18 @@ def test_icon_code_points_come_from_fontawesomes_stylesheet():
     # The theme's own stylesheets name icons as escapes or as the characters themselves.
     assert posenc_icons.stylesheet_code_points('a:before{content:"\\f303"}b{--i:"\uf09b"}q:before{content:"\\201c"}') == {
         0xF303, 0xF09B}
+
+
+def test_icon_stylesheet_keeps_only_the_icons_asked_for():
+    posenc_icons = _ext("posenc_icons")
+    css = ('.fa-solid{font-weight:900}.fa-0:before{content:"\\30"}.fa-sun:before{content:"\\f185"}'
+           '.fa-magnifying-glass:before,.fa-search:before{content:"\\f002"}'
+           '@media (x){.fa-sun:before{content:"\\f185"}}.fa-lg{font-size:1.25em}'
+           'blockquote:before{content:"\\201c"}')
+    assert posenc_icons.cut_stylesheet(css, {"fa-search", "fa-solid"}) == (
+        '.fa-solid{font-weight:900}.fa-search:before{content:"\\f002"}@media (x){}.fa-lg{font-size:1.25em}'
+        'blockquote:before{content:"\\201c"}')
+    assert posenc_icons.cut_stylesheet(css, set(posenc_icons.code_points(css)) | {"fa-0"}) == css
 
 
 def test_icon_fonts_are_cut_to_the_icons_asked_for(tmp_path):
