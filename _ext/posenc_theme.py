@@ -184,6 +184,42 @@ def depart_citation(self, node):
         self.body.append("</div>\n")
 
 
+#: The redirect that sphinx-external-toc writes as the site's index.html (build-finished,
+#: priority 500) when the root document is not "index": one line, no title, no icon.
+BARE_REDIRECT = re.compile(r'\A<meta http-equiv="Refresh" content="0; url=([^"]+)" />\n?\Z')
+
+
+def full_redirect(text: str, title: str, favicon: str) -> str | None:
+    """The bare redirect page as a page of its own: language, title, the site's icon and a link.
+
+    Without an icon, the browser asks the server for /favicon.ico while the redirect is
+    pending, which the site does not have (a failed request in the console); None if ``text``
+    is not the bare redirect.
+    """
+    found = BARE_REDIRECT.match(text)
+    if not found:
+        return None
+    target = escape(found.group(1))
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{escape(title)}</title>\n"
+        f'<link rel="icon" href="{escape(favicon)}">\n'
+        f'<meta http-equiv="Refresh" content="0; url={target}">\n'
+        f'</head>\n<body>\n<p><a href="{target}">{escape(title)}</a></p>\n</body>\n</html>\n'
+    )
+
+
+def _fix_index(app, exception):
+    if exception is not None or app.builder.format != "html" or not app.config.html_favicon:
+        return
+    index = pathlib.Path(app.outdir) / "index.html"
+    if index.is_file():
+        page = full_redirect(index.read_text(encoding="utf-8"), app.config.html_title,
+                             f"_static/{pathlib.Path(app.config.html_favicon).name}")
+        if page is not None:
+            index.write_text(page, encoding="utf-8")
+
+
 def setup(app):
     app.add_node(nodes.citation, override=True, html=(visit_citation, depart_citation))
     app.setup_extension("myst_nb")  # its node is registered first, then replaced for HTML
@@ -196,4 +232,6 @@ def setup(app):
     # Before sphinx-codeautolink (priority 500) rewrites the chapters through BeautifulSoup,
     # which writes these tags in another form (``crossorigin=""``, ``/>``).
     app.connect("build-finished", _fix_pages, priority=400)
+    # After sphinx-external-toc writes the redirect (priority 500).
+    app.connect("build-finished", _fix_index, priority=950)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

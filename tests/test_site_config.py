@@ -428,3 +428,13 @@ def test_icon_fonts_are_cut_to_the_icons_asked_for(tmp_path):
     assert posenc_icons.subset_font(source, target, {0xF002, 0xF185, 0xF09B}) == 2
     assert set(TTFont(target).getBestCmap()) == {0xF002, 0xF185} < whole
     assert target.stat().st_size < source.stat().st_size / 20
+
+
+def test_the_index_redirect_gets_a_title_and_the_sites_icon():
+    posenc_theme = _ext("posenc_theme")
+    bare = '<meta http-equiv="Refresh" content="0; url=intro.html" />\n'
+    page = posenc_theme.full_redirect(bare, "Positional Encodings, executable", "_static/favicon.svg")
+    assert '<link rel="icon" href="_static/favicon.svg">' in page and "<title>Positional Encodings, executable</title>" in page
+    assert '<meta http-equiv="Refresh" content="0; url=intro.html">' in page and '<a href="intro.html">' in page
+    assert posenc_theme.full_redirect(page, "t", "f") is None  # written once; any other page untouched
+    assert posenc_theme.full_redirect("<html></html>", "t", "f") is None
