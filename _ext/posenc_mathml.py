@@ -267,21 +267,14 @@ def font_licence(font: pathlib.Path) -> str:
     return "\n\n".join(str(names.getDebugName(i)) for i in (0, 13, 14)) + "\n"
 
 
-def _fetch_assets(srcdir):
-    """``tools/fetch_assets.py`` of the book being built (not an installed module)."""
-    path = pathlib.Path(srcdir) / "tools" / "fetch_assets.py"
-    spec = importlib.util.spec_from_file_location("posenc_fetch_assets", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _start(app):
     # At the start of the build: a missing asset or Node.js stops it before any page is executed.
     if app.builder.format != "html":
         return
     if app.config.html_math_renderer != NAME:
         raise ExtensionError(f"{NAME}: html_math_renderer is {app.config.html_math_renderer!r}; set it to {NAME!r}")
+    from posenc_tippy import _fetch_assets  # tools/fetch_assets.py, loaded as the previews' scripts are
+
     assets = _fetch_assets(app.srcdir)
     app.posenc_mathml_files = {
         "temml": assets.asset(*TEMML),
