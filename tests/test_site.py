@@ -262,6 +262,8 @@ def site_url():
 
 #: The font family of the formulas (Temml's stylesheet, _ext/posenc_mathml.py).
 MATH_FONT = "STIX2"
+#: The file of that font, under _static/mathml/.
+MATH_FONT_FILE = "STIXTwoMath.woff2"
 
 # Every formula of the page: MathML, drawn (a size, unless it is inside something folded), in
 # the math font, with no TeX left as text beside it and no Temml error; once the page's fonts
@@ -290,7 +292,16 @@ document.fonts.ready.then(() => {
   });
   const faces = Array.from(document.fonts).filter((f) => f.family.replace(/["']/g, '') === family);
   const loaded = faces.some((f) => f.status === 'loaded');
-  done({formulas: formulas.length, untypeset: untypeset, errors: errors, undrawn: undrawn,
+  // Over HTTP the font is preloaded (_ext/posenc_mathml.py's PRELOAD_JS), and fetched once:
+  // a preload the stylesheet's font request cannot use would be a second fetch.
+  let preload = null;
+  if (formulas.length && location.protocol !== 'file:') {
+    const links = document.head.querySelectorAll('link[rel="preload"][as="font"][href$="/' + arguments[1] + '"]');
+    const fetched = performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/' + arguments[1])).length;
+    if (links.length !== 1 || fetched !== 1)
+      preload = links.length + ' preload link(s), fetched ' + fetched + ' time(s)';
+  }
+  done({formulas: formulas.length, untypeset: untypeset, errors: errors, undrawn: undrawn, preload: preload,
         font: formulas.length === 0 || loaded ? null :
           family + (faces.length ? ' ' + faces.map((f) => f.status).join('/') : ' not declared')});
 });
@@ -299,7 +310,8 @@ document.fonts.ready.then(() => {
 
 def math_problems(math: dict) -> list[str]:
     """What :data:`_MATH_JS` found wrong, one line each."""
-    return ([f"math font did not load: {math['font']}"] if math["font"] else []) + [
+    return ([f"math font did not load: {math['font']}"] if math["font"] else []) + (
+        [f"math font not preloaded once: {math['preload']}"] if math["preload"] else []) + [
         f"not typeset: {t}" for t in math["untypeset"]
     ] + [f"Temml error: {e}" for e in math["errors"]] + [f"formula not drawn: {t}" for t in math["undrawn"]]
 
@@ -1065,7 +1077,7 @@ def check_axe(driver, url: str | None, shown: int = 8, rules: tuple[str, ...] = 
 
     if url is not None:
         load(driver, url)
-    driver.execute_async_script(_MATH_JS, MATH_FONT)
+    driver.execute_async_script(_MATH_JS, MATH_FONT, MATH_FONT_FILE)
     for plot_id in driver.execute_script(_INTERACTIVE_IDS_JS):
         with contextlib.suppress(TimeoutException):  # a figure that never draws: see check_interactive
             _scroll_to(driver, plot_id)
@@ -1101,7 +1113,7 @@ def check_page(driver, base_url: str, site: pathlib.Path, page: str, interact: b
     driver.get_log("browser")  # drop what earlier pages left
     load(driver, urllib.parse.urljoin(base_url, page))
     problems: dict[str, list[str]] = {}
-    math = driver.execute_async_script(_MATH_JS, MATH_FONT)
+    math = driver.execute_async_script(_MATH_JS, MATH_FONT, MATH_FONT_FILE)
     problems["math"] = math_problems(math)
     images = driver.execute_async_script(_IMAGES_JS)
     problems["images"] = [f"not decoded: {src}" for src in images["bad"]]
@@ -1229,7 +1241,7 @@ def test_pages_opened_from_disk_work(browser):
     for page in pages:
         browser.get_log("browser")
         load(browser, (SITE / page).as_uri())
-        math = browser.execute_async_script(_MATH_JS, MATH_FONT)
+        math = browser.execute_async_script(_MATH_JS, MATH_FONT, MATH_FONT_FILE)
         assert not math_problems(math), (page, math_problems(math))
         formulas += math["formulas"]
         n, problems = check_interactive(browser)
@@ -1356,6 +1368,15 @@ def test_breakage_formula_is_caught(browser, broken_copy, how):
     expected = {"left as TeX": "not typeset: \\(\\undefinedmacro", "a Temml error": "Temml error: undefinedmacro",
                 "drawn with no size": "formula not drawn:"}[how]
     assert any(p.startswith(expected) for p in result["problems"].get("math", [])), result["problems"]
+
+
+def test_breakage_math_font_not_preloaded_is_caught(browser, broken_copy):
+    page = _a_page_with(broken_copy, INLINE_MATH)
+    _break(broken_copy, page, 'link.rel = "preload"', 'link.rel = "prefetch"')
+    with serve(broken_copy) as url:
+        result = check_page(browser, url, broken_copy, page, interact=False, axe=False)
+    assert any(p.startswith("math font not preloaded once: 0 preload link(s)")
+               for p in result["problems"].get("math", [])), result["problems"]
 
 
 def test_breakage_math_font_missing_is_caught(browser, broken_copy):
