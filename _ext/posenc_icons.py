@@ -56,7 +56,7 @@ def code_points(css: str) -> dict[str, int]:
     found = {}
     for selectors, point in RULE.findall(css):
         for selector in selectors.split(","):
-            name = re.fullmatch(r"\.(fa-[a-z0-9-]+)::?before", selector.strip())
+            name = ICON_SELECTOR.fullmatch(selector.strip())
             if name:
                 found[name.group(1)] = int(point, 16)
     return found
@@ -94,22 +94,17 @@ def names_used(outdir: pathlib.Path, vendor: pathlib.Path) -> set[str]:
     return found
 
 
-def code_points_used(outdir: pathlib.Path, vendor: pathlib.Path, icons: dict[str, int]) -> set[int]:
+def code_points_used(outdir: pathlib.Path, vendor: pathlib.Path, icons: dict[str, int], names: set[str]) -> set[int]:
     """The code points of every icon the site names, Font Awesome's own files (``vendor``) aside.
 
-    ``fa-NAME`` classes in the pages and scripts, through ``icons`` (:func:`code_points`), and
-    the Private Use Area characters of the stylesheets (:func:`stylesheet_code_points`).
+    ``names``, the ``fa-NAME`` classes of the pages and scripts (:func:`names_used`), through
+    ``icons`` (:func:`code_points`); and the Private Use Area characters of the stylesheets
+    (:func:`stylesheet_code_points`).
     """
-    static = outdir / "_static"
-    wanted: set[int] = set()
-    for path in [*outdir.rglob("*.html"), *static.rglob("*.js"), *static.rglob("*.css")]:
-        if vendor in path.parents:
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        if path.suffix == ".css":
-            wanted |= stylesheet_code_points(text)
-        else:
-            wanted |= {icons[name] for name in ICON_CLASS.findall(text) if name in icons}
+    wanted = {icons[name] for name in names if name in icons}
+    for css in (outdir / "_static").rglob("*.css"):
+        if vendor not in css.parents:
+            wanted |= stylesheet_code_points(css.read_text(encoding="utf-8", errors="replace"))
     return wanted
 
 
@@ -155,10 +150,11 @@ def _subset(app, exception):
     vendor = outdir / "_static" / "vendor" / "fontawesome"
     target = vendor / source.name
     css = (source / "css" / "all.min.css").read_text(encoding="utf-8")
-    wanted = code_points_used(outdir, vendor, code_points(css))
+    names = names_used(outdir, vendor)
+    wanted = code_points_used(outdir, vendor, code_points(css), names)
     for name in FONTS:
         subset_font(source / "webfonts" / name, target / "webfonts" / name, wanted)
-    (target / "css" / "all.min.css").write_text(cut_stylesheet(css, names_used(outdir, vendor)), encoding="utf-8")
+    (target / "css" / "all.min.css").write_text(cut_stylesheet(css, names), encoding="utf-8")
 
 
 def setup(app):

@@ -44,7 +44,6 @@ import pathlib
 import re
 import shutil
 import subprocess
-import sys
 from xml.etree import ElementTree
 
 from docutils import nodes
@@ -56,12 +55,12 @@ from sphinx.util.math import get_node_equation_number
 logger = logging.getLogger(__name__)
 
 NAME = "posenc_mathml"
-#: The npm packages (pinned in tools/assets.json) and the files taken from them.
+#: The npm package Temml (pinned in tools/assets.json) and the files taken from it.
 TEMML = ("temml", "dist/temml.cjs")
 STYLESHEET = ("temml", "dist/Temml-STIX2.css")
 #: The PyPI package that ships STIX Two Math, and the font's path inside it.
 FONT_PACKAGE = ("ziamath", "fonts/STIXTwoMath-Regular.ttf")
-LICENCES = (("temml", "LICENSE"),)
+TEMML_LICENCE = ("temml", "LICENSE")
 #: Where the site keeps them (under ``_static``); the font's name is the one Temml's stylesheet names.
 TARGET = "mathml"
 FONT_NAME = "STIXTwoMath.woff2"
@@ -280,7 +279,7 @@ def _start(app):
         "temml": assets.asset(*TEMML),
         "stylesheet": assets.asset(*STYLESHEET),
         "font": font_source(),
-        "licences": [assets.asset(*licence) for licence in LICENCES],
+        "temml licence": assets.asset(*TEMML_LICENCE),
     }
     app.posenc_mathml = Typesetter(app.posenc_mathml_files["temml"])
 
@@ -301,8 +300,8 @@ PRELOAD_JS = (
 )
 
 
-def _link_stylesheet(app, pagename, templatename, context, doctree):
-    # As Sphinx's MathJax renderer does: only a page with a formula gets the stylesheet.
+def _page_assets(app, pagename, templatename, context, doctree):
+    # As Sphinx's MathJax renderer does: only a page with a formula gets the stylesheet (and the preload).
     if app.builder.format != "html" or not app.env.get_domain("math").has_equations(pagename):
         return
     app.add_css_file(f"{TARGET}/{STYLESHEET[1].rsplit('/', 1)[-1]}")
@@ -322,8 +321,7 @@ def _finish(app, exception):
     target.mkdir(parents=True, exist_ok=True)
     files = app.posenc_mathml_files
     shutil.copyfile(files["stylesheet"], target / files["stylesheet"].name)
-    for licence, (package, _path) in zip(files["licences"], LICENCES):
-        shutil.copyfile(licence, target / f"LICENSE-{package.rsplit('/', 1)[-1]}")
+    shutil.copyfile(files["temml licence"], target / "LICENSE-temml")
     used: set[str] = set()
     for page in outdir.rglob("*.html"):
         used |= math_characters(page.read_text(encoding="utf-8", errors="replace"))
@@ -334,9 +332,7 @@ def _finish(app, exception):
 def setup(app):
     app.add_html_math_renderer(NAME, (visit_math, None), (visit_displaymath, None))
     app.connect("builder-inited", _start)
-    app.connect("html-page-context", _link_stylesheet)
+    app.connect("html-page-context", _page_assets)
     # After every extension that writes or rewrites the pages, as posenc_icons.
     app.connect("build-finished", _finish, priority=900)
-    if str(pathlib.Path(__file__).parent) not in sys.path:
-        sys.path.insert(0, str(pathlib.Path(__file__).parent))
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": False}

@@ -50,20 +50,17 @@ def test_no_launch_button_needs_thebe():
 
 
 def _typesetter():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("fetch_assets", ROOT / "tools" / "fetch_assets.py")
-    fetch_assets = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fetch_assets)
+    """posenc_mathml and a Typesetter running the Temml that tools/fetch_assets.py fetched."""
     posenc_mathml = _ext("posenc_mathml")
-    return posenc_mathml, posenc_mathml.Typesetter(fetch_assets.asset(*posenc_mathml.TEMML)), fetch_assets
+    assets = _ext("posenc_tippy")._fetch_assets(ROOT)  # the loader the extension uses
+    return posenc_mathml, posenc_mathml.Typesetter(assets.asset(*posenc_mathml.TEMML))
 
 
 def test_formulas_are_mathml_written_at_build_time():
     import pytest
 
     assert _final()["html_math_renderer"] == "posenc_mathml"
-    posenc_mathml, typeset, _ = _typesetter()
+    posenc_mathml, typeset = _typesetter()
     try:
         inline = typeset(r"x \in \mathbb{R}^d", False)
         # MathML Core: the double-struck R is the character itself (Chromium ignores mathvariant).
@@ -131,7 +128,7 @@ def test_math_font_is_cut_to_the_characters_used():
 def test_spacing_is_set_as_tex_sets_it():
     from xml.etree import ElementTree
 
-    posenc_mathml, typeset, _ = _typesetter()
+    posenc_mathml, typeset = _typesetter()
     try:
         big = ElementTree.fromstring(typeset(r"\bigl\langle x \bigr\rangle + \Bigl| y \Bigr|", False))
         plain = ElementTree.fromstring(typeset(r"\langle x \rangle + y", False))
