@@ -16,9 +16,3 @@ def chapter_sources() -> list[pathlib.Path]:
 
 def baseline_for(source: pathlib.Path) -> pathlib.Path:
     return BASELINES / (source.stem + ".ipynb")
-
-
-def cell_signature(cell) -> tuple:
-    """What must agree between a chapter and its baseline: type, source and tags."""
-    tags = tuple(cell.get("metadata", {}).get("tags", []))
-    return (cell["cell_type"], cell["source"].rstrip("\n"), tags)

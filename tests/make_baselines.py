@@ -1,81 +1,33 @@
-"""Execute every chapter (``chapters/NN_name.md``) into ``tests/baselines/NN_name.ipynb``.
+"""Execute chapters (``chapters/NN_name.md``) and store their outputs in ``tests/baselines/NN_name.ipynb``.
 
-Run through ``make baselines``.  The stored notebooks are the reference outputs that
-``pytest --nbval`` compares against on every test run; they are generated, never
-hand-edited.  Volatile metadata (timestamps, interpreter versions) is dropped and
-cell ids are numbered, so regenerating an unchanged chapter gives an identical file.
-
-Usage: ``python tests/make_baselines.py [chapter.md ...]`` (default: all chapters).
+Run through ``make baselines`` (every chapter) or ``python tests/make_baselines.py
+chapters/04_rope.md``. A baseline stores only what the regression compares (each code cell's
+outputs and the glued values: see ``tests/regression.py``), so a chapter whose outputs did
+not change leaves its file as it was, whatever was edited in its text or code. Baselines are
+generated, never hand-edited.
 """
 
 from __future__ import annotations
 
 import sys
 
-import jupytext
-import nbformat
-from nbclient import NotebookClient
-
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from booktools import BASELINES, chapter_sources, baseline_for  # noqa: E402
-
-KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-
-
-def merge_streams(outputs: list) -> list:
-    """Join consecutive stdout (or stderr) chunks into one output.
-
-    The kernel flushes a cell's prints in chunks whose boundaries depend on timing;
-    nbval compares the joined text, and joining here keeps regenerated baselines
-    byte-identical when nothing changed.
-    """
-    merged = []
-    for out in outputs:
-        if (
-            merged
-            and out.get("output_type") == "stream"
-            and merged[-1].get("output_type") == "stream"
-            and merged[-1].get("name") == out.get("name")
-        ):
-            merged[-1]["text"] += out["text"]
-        else:
-            merged.append(out)
-    return merged
-
-
-def build(source) -> None:
-    nb = jupytext.read(source)
-    nb.metadata = {"kernelspec": dict(KERNELSPEC)}
-    for index, cell in enumerate(nb.cells):
-        cell["id"] = f"cell-{index:03d}"
-    client = NotebookClient(
-        nb,
-        timeout=1200,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(source.parent)}},
-    )
-    client.execute()
-    for cell in nb.cells:
-        cell.metadata.pop("execution", None)
-        if cell.cell_type == "code":
-            cell.outputs = merge_streams(cell.outputs)
-    nb.metadata = {"kernelspec": dict(KERNELSPEC)}
-    nbformat.validate(nb)
-    target = baseline_for(source)
-    nbformat.write(nb, target)
-    print(f"{source.name} -> {target.relative_to(BASELINES.parent.parent)}")
+from booktools import BASELINES, ROOT, baseline_for, chapter_sources
+from regression import execute, record, resolve, write_baseline
 
 
 def main(argv: list[str]) -> int:
-    import pathlib
-
     BASELINES.mkdir(parents=True, exist_ok=True)
-    sources = [pathlib.Path(a).resolve() for a in argv] or chapter_sources()
-    if not sources:
-        print("no chapters found", file=sys.stderr)
-        return 1
-    for source in sources:
-        build(source)
+    for source in resolve(argv):
+        nb, seconds = execute(source)
+        errors = [(n, o) for n, c in enumerate(nb.cells) if c.cell_type == "code"
+                  for o in c.outputs if o.output_type == "error" and "raises-exception" not in c.metadata.get("tags", [])]
+        if errors:
+            n, error = errors[0]
+            print(f"{source.name}: cell {n} raised {error.ename}: {error.evalue}; no baseline written", file=sys.stderr)
+            return 1
+        changed = write_baseline(source, record(nb.cells))
+        state = "written" if changed else "unchanged (the outputs are those stored)"
+        print(f"{source.name} -> {baseline_for(source).relative_to(ROOT)}: {state} ({seconds:.0f} s)")
     known = {baseline_for(s).name for s in chapter_sources()}
     for stale in BASELINES.glob("*.ipynb"):
         if stale.name not in known:

@@ -7,8 +7,8 @@ reads out a hash. The chapters give each static figure an alt text in the cell's
 see. This file checks, with no build and no browser:
 
 - every code cell whose output the HTML book shows as an image declares such an alt text.
-  Which cells those are is decided from the stored outputs (``tests/baselines``, kept
-  current by ``tests/test_baselines.py``) with MyST-NB's own choice of the MIME type it
+  Which cells those are is decided from the stored outputs (``tests/baselines``, one cell
+  per code cell, kept current by ``tests/test_baselines.py``) with MyST-NB's own choice of the MIME type it
   renders for HTML: an interactive figure (``interactive_figure``) is shown as HTML, its
   PNG still only in the PDF, so it is not one of them. A cell that calls ``plt.show()``
   counts too, so a new figure fails here even before the baselines are regenerated;
@@ -31,7 +31,7 @@ import nbformat
 import pytest
 import yaml
 
-from booktools import ROOT, baseline_for, cell_signature, chapter_sources
+from booktools import ROOT, baseline_for, chapter_sources
 
 ALT_MIN_LENGTH = 15
 _IMAGE_FILE = re.compile(r"\.(png|svg|jpe?g|gif|webp|pdf)$", re.IGNORECASE)
@@ -98,25 +98,17 @@ def _label(cell, index: int) -> str:
 def figure_cells(chapter, baseline, priority: list[str]) -> tuple[list[int], list[int]]:
     """Indices (in ``chapter``) of the cells that draw an image, and of those that draw none.
 
-    A chapter cell is matched to the baseline cell with the same source and tags, in order;
-    an unmatched cell (the baselines are not regenerated yet) counts as a figure if its
-    code calls ``plt.show()``, and is in neither list otherwise.
+    The baseline stores one cell per code cell of the chapter, in order; when the chapter has
+    gained or lost a code cell since (the baseline is not regenerated yet), the cells are not
+    paired, and a cell counts as a figure if its code calls ``plt.show()``.
     """
-    twins = {}
-    remaining = list(enumerate(baseline.cells))
-    for index, cell in enumerate(chapter.cells):
-        for k, (_, candidate) in enumerate(remaining):
-            if cell_signature(candidate) == cell_signature(cell):
-                twins[index] = candidate
-                del remaining[: k + 1]
-                break
+    code = [index for index, cell in enumerate(chapter.cells) if cell.cell_type == "code"]
+    paired = len(code) == len(baseline.cells)
     draws, draws_none = [], []
-    for index, cell in enumerate(chapter.cells):
-        if cell.cell_type != "code":
-            continue
-        if index in twins:
-            (draws if shows_image(twins[index], priority) else draws_none).append(index)
-        elif "plt.show(" in cell.source:
+    for k, index in enumerate(code):
+        if paired:
+            (draws if shows_image(baseline.cells[k], priority) else draws_none).append(index)
+        elif "plt.show(" in chapter.cells[index].source:
             draws.append(index)
     return draws, draws_none
 

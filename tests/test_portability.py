@@ -14,8 +14,8 @@ kernel the CPU lacks would crash).  On a CPU that is not x86-64, or where NumPy 
 use OpenBLAS (macOS Accelerate, MKL), the test is skipped with the reason: there the
 same rounding discipline is what protects the regression.
 
-The sweep takes a few minutes, so ``make test`` runs it beside the strict build
-(``make portability``); ``make unit`` leaves it out. Chapter 6, whose training is two
+The sweep takes a few minutes, so ``make test`` runs it after the strict build, one job per
+kernel (``make portability`` runs it alone); ``make unit`` leaves it out. Chapter 6, whose training is two
 thirds of the book's CPU time, is re-run under one kernel of the sweep, every other
 chapter under all three (see :data:`TRAINING_CHAPTER`).
 """
@@ -32,7 +32,7 @@ import sys
 import numpy as np
 import pytest
 
-from booktools import BASELINES, ROOT
+from booktools import ROOT, chapter_sources
 
 #: (kernel, threads) configurations of the sweep and the CPU flags each kernel needs.
 #: Together they cover three kernels and both 1 and 2 threads; the ordinary regression
@@ -52,16 +52,16 @@ SWEEP = [
 #: time). It runs in the sweep under the kernel most unlike the machine's own (Sandybridge:
 #: AVX without FMA) and is left out under the other two, which keeps ``make test`` within
 #: its time; every other chapter runs under all three.
-TRAINING_CHAPTER = "06_extrapolation.ipynb"
+TRAINING_CHAPTER = "06_extrapolation"
 FULL_KERNEL = "Sandybridge"
 
 
-def notebooks_for(kernel: str) -> list[pathlib.Path]:
-    """The baselines the sweep re-runs under ``kernel``."""
-    every = sorted(BASELINES.glob("*.ipynb"))
+def chapters_for(kernel: str) -> list[pathlib.Path]:
+    """The chapters the sweep re-runs under ``kernel``."""
+    every = chapter_sources()
     if kernel == FULL_KERNEL:
         return every
-    return [nb for nb in every if nb.name != TRAINING_CHAPTER]
+    return [source for source in every if source.stem != TRAINING_CHAPTER]
 
 
 def cpu_flags() -> set[str]:
@@ -95,11 +95,6 @@ def why_skip() -> str | None:
     return None
 
 
-def failed_cells(output: str) -> list[str]:
-    """The ``FAILED tests/baselines/...::Cell N`` lines of a pytest run."""
-    return re.findall(r"^FAILED (\S+::Cell \d+)", output, re.MULTILINE)
-
-
 def kernel_environment(kernel: str, threads: int) -> dict[str, str]:
     """The environment of a child Python whose NumPy uses ``kernel`` with ``threads`` threads."""
     env = dict(os.environ)
@@ -123,23 +118,10 @@ def kernel_in_use(kernel: str, threads: int) -> str:
 
 
 def run_regression(kernel: str, threads: int) -> subprocess.CompletedProcess:
-    env = kernel_environment(kernel, threads)
-    command = [
-        sys.executable, "-m", "pytest", *map(str, notebooks_for(kernel)), "--nbval",
-        "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
-        "-p", "no:cacheprovider", "-q", "-rf", "--color=no",
-    ]
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
-
-
-def test_failed_cells_parser():
-    """The parser that the sweep's verdict rests on finds failures in pytest's summary."""
-    report = (
-        "FAILED tests/baselines/02_sinusoidal.ipynb::Cell 5 - Notebook cell execution failed\n"
-        "FAILED tests/baselines/03_learned.ipynb::Cell 10\n151 passed, 2 failed in 88.00s\n"
-    )
-    assert failed_cells(report) == ["tests/baselines/02_sinusoidal.ipynb::Cell 5", "tests/baselines/03_learned.ipynb::Cell 10"]
-    assert failed_cells("155 passed in 80.00s\n") == []
+    """``tests/regression.py`` on the sweep's chapters, in a child Python of that environment."""
+    command = [sys.executable, str(ROOT / "tests" / "regression.py"), *(s.stem for s in chapters_for(kernel))]
+    return subprocess.run(command, cwd=ROOT, env=kernel_environment(kernel, threads), capture_output=True,
+                          text=True, timeout=1800)
 
 
 def test_the_sweep_forces_only_supported_kernels():
@@ -153,10 +135,10 @@ def test_the_sweep_forces_only_supported_kernels():
 
 
 def test_every_chapter_runs_under_some_kernel_and_most_under_all():
-    every = sorted(nb.name for nb in BASELINES.glob("*.ipynb"))
+    every = [s.stem for s in chapter_sources()]
     assert TRAINING_CHAPTER in every and FULL_KERNEL in {k for k, _, _ in SWEEP}
     for kernel, _, _ in SWEEP:
-        names = [nb.name for nb in notebooks_for(kernel)]
+        names = [s.stem for s in chapters_for(kernel)]
         expected = every if kernel == FULL_KERNEL else [n for n in every if n != TRAINING_CHAPTER]
         assert names == expected, kernel
 
@@ -172,12 +154,11 @@ def test_regression_under_kernel(kernel: str, threads: int):
     used = kernel_in_use(kernel, threads)
     assert used.lower() == kernel.lower(), f"OPENBLAS_CORETYPE={kernel} gave the core {used!r}"
     result = run_regression(kernel, threads)
-    failures = failed_cells(result.stdout)
-    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else "(no output)"
-    assert result.returncode == 0 and not failures, (
-        f"under OPENBLAS_CORETYPE={kernel} with {threads} thread(s) the regression differs "
-        f"from the stored baselines in {failures or 'its run'} ({summary}). A printed or glued "
-        "float shows bits that depend on the BLAS kernel: glue it through posenc.book.glue "
-        "with the digits the text shows, and print floats rounded with margin.\n"
-        + result.stdout[-4000:]
+    assert result.returncode == 0, (
+        f"under OPENBLAS_CORETYPE={kernel} with {threads} thread(s) the chapters print otherwise than "
+        "their baselines. A printed or glued float shows bits that depend on the BLAS kernel: glue it "
+        "through posenc.book.glue with the digits the text shows, and print floats rounded with margin.\n"
+        + result.stdout[-6000:] + result.stderr[-2000:]
     )
+    ran = [line for line in result.stdout.splitlines() if "code cells executed" in line]
+    assert len(ran) == len(chapters_for(kernel)), result.stdout[-3000:]

@@ -164,9 +164,8 @@ def baseline_outputs(path: pathlib.Path, cells) -> list | None:
     baseline = baseline_for(path)
     if not baseline.exists():
         return None
-    stored = [c for c in json.loads(baseline.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
-    sources = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in stored]
-    if [s.rstrip("\n") for s in sources] != [s.rstrip("\n") for s, _ in cells]:
+    stored = json.loads(baseline.read_text(encoding="utf-8"))["cells"]  # one per code cell (tests/regression.py)
+    if len(stored) != len(cells):
         return None
     return [c.get("outputs", []) for c in stored]
 
