@@ -9,9 +9,8 @@ STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 
 BUILD_FLAGS := --all -W -n --keep-going
-NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: all venv book serve test unit regression portability strict-build site-test site-test-built site-breakage-test-built live-test-built notebook-test-built pdf pdf-test dist build baselines mutants format lab lab-setup bench clean
+.PHONY: all venv book serve test check check-changed unit regression portability strict-build site-test site-test-built site-breakage-test-built live-test live-test-built notebook-test-built pdf pdf-test dist build baselines mutants format lab lab-setup bench clean
 
 all: book
 
@@ -60,9 +59,15 @@ site-test-built: $(STAMP)
 site-breakage-test-built: $(STAMP)
 	$(BIN)/python -m pytest tests/test_site.py -rs -k "$(SITE_BREAKAGE)"
 
-# The chapters' Run controls in the browser (tests/test_live.py): every chapter run under Pyodide.
+# The chapters' Run controls in the browser (tests/test_live.py), under Pyodide: one chapter in
+# full and the first cells of every other (make test).
 live-test-built: $(STAMP)
 	$(BIN)/python -m pytest tests/test_live.py -rs
+
+## make live-test: every cell of every chapter run in the browser, on the site already built
+## (about 11 minutes; .ci/run runs it after make test).
+live-test: $(STAMP)
+	POSENC_LIVE_ALL=1 $(BIN)/python -m pytest tests/test_live.py -rs
 
 notebook-test-built: $(STAMP)
 	$(BIN)/python -m pytest tests/test_local_notebooks.py -rs
@@ -79,7 +84,21 @@ serve:
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py --ignore=tests/test_local_notebooks.py --ignore=tests/test_live.py -m "not portability"
+	$(BIN)/python -m pytest tests --ignore=tests/test_site.py --ignore=tests/test_pdf.py --ignore=tests/test_local_notebooks.py --ignore=tests/test_live.py -m "not portability and not build"
+
+## make check CHAPTER=04_rope: the loop while editing. Executes that chapter (or several:
+## CHAPTER="03 04") and prints a diff of each output that differs from its baseline.
+## make check alone: the unit tests beside the chapters changed since main (every chapter
+## when posenc/ changed).
+check: $(STAMP)
+ifdef CHAPTER
+	$(BIN)/python tests/regression.py $(CHAPTER)
+else
+	$(MAKE) -j2 --output-sync=target unit check-changed
+endif
+
+check-changed: $(STAMP)
+	$(BIN)/python tests/regression.py --changed-since main
 
 ## make portability: the notebook regression under other OpenBLAS kernels and thread counts
 ## (a kernel the CPU lacks is skipped, with the reason).
@@ -116,10 +135,13 @@ dist: $(STAMP)
 	$(BIN)/python -m build --outdir dist .
 	$(BIN)/python -m twine check --strict dist/*
 
+## make regression: the outputs of the book built in _build (make book) against the baselines:
+## the chapters are not executed again (tests/test_regression.py).
 regression: $(STAMP)
-	$(BIN)/python -m pytest tests/baselines tests/test_baselines.py $(NBVAL_FLAGS)
+	$(BIN)/python -m pytest tests/test_regression.py -m build
 
-## make baselines: re-execute every chapter into tests/baselines/*.ipynb.
+## make baselines: re-execute every chapter and store its outputs in tests/baselines/*.ipynb
+## (a baseline whose outputs did not change is left as it was).
 baselines: $(STAMP)
 	$(BIN)/python tests/make_baselines.py
 
@@ -156,8 +178,12 @@ $(LAB_SERVER): lab/jupyter_server_config.py
 
 lab-setup: $(LAB_STAMP) $(LAB_OVERRIDES) $(LAB_SERVER)
 
+# Jupyter's and IPython's files of a user (settings, workspaces, the notebooks' trust database,
+# runtime files, IPython's history) go into .venv too, never into ~/.jupyter, ~/.local or ~/.ipython.
+LAB_DIRS := JUPYTER_CONFIG_DIR=$(abspath $(VENV))/etc/jupyter JUPYTER_DATA_DIR=$(abspath $(VENV))/share/jupyter IPYTHONDIR=$(abspath $(VENV))/etc/ipython
+
 lab: lab-setup
-	$(BIN)/jupyter lab chapters/ $(if $(filter 0,$(shell id -u)),--allow-root,) $(ARGS)
+	$(LAB_DIRS) $(BIN)/jupyter lab chapters/ $(if $(filter 0,$(shell id -u)),--allow-root,) $(ARGS)
 
 ## make bench: throughput and memory figures, printed as ratios measured in one run.
 bench: $(STAMP)

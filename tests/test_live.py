@@ -26,10 +26,13 @@ folded output left beside the run's and given back unfolded, a "/" the page take
 code, a control that ignores the reader's edit, a restore control with no name) and shows
 that each check fails.
 
-Every cell of every chapter is run and compared, chapter 6's live retraining (2000 steps,
-about two minutes in the browser) included; ``POSENC_LIVE_QUICK=1`` stops chapter 6 before
-that training, for a quicker check while working on the page. A cell whose stored output is
-folded (tagged hide-output) is compared with the output inside its fold.
+``make test`` runs one chapter in full (:data:`FULL_CHAPTER`, with the keyboard edits and
+axe-core) and every other chapter's first cells (up to its :data:`FIRST_PRINTING`-th cell
+shown that prints: Pyodide starts, ``posenc`` and the chapter's setup run, printed outputs
+compare). ``make live-test`` (``POSENC_LIVE_ALL=1``, run by ``.ci/run`` after ``make test``)
+runs every cell of every chapter, chapter 6's live retraining (2000 steps, about two minutes
+in the browser) included. A cell whose stored output is folded (tagged hide-output) is
+compared with the output inside its fold.
 Timings are not asserted here: ``benchmarks/live_cells.py`` measures them.
 """
 
@@ -63,9 +66,12 @@ from test_site import (
 RUN_TIMEOUT = 900
 #: The site folders and file only a click may request.
 LIVE_PARTS = ("_pyodide/", "_live/", "_static/posenc-live-worker.js")
-FULL = os.environ.get("POSENC_LIVE_QUICK", "") in ("", "0")
-#: The first source line of a chapter's cell where a quick run (not FULL) stops (the training).
-STOP_BEFORE = {"chapters/06_extrapolation": "live = run_experiment("}
+#: Every chapter in full (``make live-test``), not only :data:`FULL_CHAPTER`.
+ALL = os.environ.get("POSENC_LIVE_ALL", "") not in ("", "0")
+#: The chapter ``make test`` runs in full, where a reader's edits and axe-core are checked too.
+FULL_CHAPTER = "chapters/01_why_order_matters"
+#: In the other chapters ``make test`` runs the cells up to this one among those that print.
+FIRST_PRINTING = 2
 #: The lines typed at the end of a chapter's first two cells that print, and what each run must show
 #: (the first has a "/", a key the page's search shortcut would take; the second raises).
 EDITS = (
@@ -129,13 +135,13 @@ def live_requests(requests: dict[str, int]) -> list[str]:
 
 
 _RUN_JS = """
-const stopBefore = arguments[0];
+const upto = arguments[0];
 const bars = Array.from(document.querySelectorAll('.posenc-live-bar'));
 if (!bars.length) return {error: 'no Run control on the page'};
 let i = bars.length - 1;
-if (stopBefore) {
-  i = bars.findIndex((b) => b.parentElement.textContent.includes(stopBefore)) - 1;
-  if (i < 0) return {error: 'no cell holds ' + stopBefore};
+if (upto !== null) {
+  i = bars.findIndex((b) => b.parentElement.classList.contains('posenc-cell-' + upto));
+  if (i < 0) return {error: 'no Run control on cell ' + upto};
 }
 bars[i].querySelector('.posenc-live-status').textContent = '';
 bars[i].querySelector('.posenc-live-run').click();
@@ -149,13 +155,13 @@ return document.querySelectorAll('.posenc-live-bar')[arguments[0]].querySelector
 FINISHED = re.compile(r"^Ran |error|could not|needs the book served")
 
 
-def run_page(driver, stop_before: str | None = None, timeout: float = RUN_TIMEOUT) -> dict:
-    """Click the Run control of the last cell (or of the one before ``stop_before``); wait for the end.
+def run_page(driver, upto: int | None = None, timeout: float = RUN_TIMEOUT) -> dict:
+    """Click the Run control of the last cell (or of cell ``upto``); wait for the end of the run.
 
     The wait polls (one WebDriver call per second) rather than holding one asynchronous
     script: Selenium's client gives up on a single call after 120 seconds.
     """
-    started = driver.execute_script(_RUN_JS, stop_before)
+    started = driver.execute_script(_RUN_JS, upto)
     if "error" in started:
         return started
     deadline = time.monotonic() + timeout
@@ -355,9 +361,10 @@ def _printing_cells(outputs: list[dict]) -> list[int]:
 
 
 def check_live_page(driver, base_url: str, site: pathlib.Path, page: str, edit: bool = False,
-                    axe: bool | dict = False) -> dict:
+                    axe: bool | dict = False, first: int | None = None) -> dict:
     """Load ``page``, check its requests before a click, run it, compare outputs; restore them.
 
+    ``first``: run only the cells up to the ``first``-th shown cell that prints (all by default).
     ``edit``: type a line into each of the first two cells that print and run each
     (:data:`EDITS`: one prints, one raises). ``axe``: once the run
     (and the edit) has left its outputs and controls on the page, run axe-core on it
@@ -368,9 +375,17 @@ def check_live_page(driver, base_url: str, site: pathlib.Path, page: str, edit: 
     load(driver, base_url + f"{page}.html")
     before = live_requests(page_requests(driver, base_url, site))
     stored = driver.execute_script(_STORED_STATE_JS)
+    upto = None
+    if first is not None:
+        printing = _printing_cells(driver.execute_script(_OUTPUTS_JS, 10**9))
+        if len(printing) < first:
+            return {"before": before, "run": {"error": f"{page} has fewer than {first} cells that print"},
+                    "problems": [f"{page} has fewer than {first} cells that print"]}
+        upto = printing[first - 1]
     started = time.perf_counter()
-    run = run_page(driver, None if FULL else STOP_BEFORE.get(page))
-    report = {"before": before, "run": run, "seconds": time.perf_counter() - started, "problems": []}
+    run = run_page(driver, upto)
+    report = {"before": before, "run": run, "seconds": time.perf_counter() - started, "problems": [],
+              "full": upto is None}
     if "error" in run:
         report["problems"].append(run["error"])
         return report
@@ -413,22 +428,28 @@ def test_printed_output_comparison():
     assert printed_as_stored("a.b\n", ["a.b\n"]) and not printed_as_stored("axb\n", ["a.b\n"])
 
 
+def test_the_full_chapter_is_a_chapter():
+    assert FULL_CHAPTER in _chapters()
+
+
 @pytest.mark.parametrize("page", _chapters())
 def test_chapter_runs_in_the_browser(live_browser, live_url, page):
-    first = page == _chapters()[0]
-    report = check_live_page(live_browser, live_url, SITE, page, edit=first, axe=first)
+    full = page == FULL_CHAPTER
+    report = check_live_page(live_browser, live_url, SITE, page, edit=full, axe=full,
+                             first=None if ALL or full else FIRST_PRINTING)
     assert not report["before"], f"{page} requested before any click: {report['before']}"
     assert report["run"].get("status", "").startswith("Ran "), report["run"]
     assert not report["problems"], "\n".join(report["problems"])
     assert report["cells"] > 0
-    if FULL:  # every hide-output cell of the page ran, and its fold was hidden, then given back
+    if report["full"]:  # every hide-output cell of the page ran, and its fold was hidden, then given back
         assert report["folded"] == report["folds"], report
     if "edits" in report:
         assert not report["edit_problems"], report["edit_problems"]
     if "axe" in report:  # the page with the run's outputs, the edited cell and the controls after the run
         assert not report["axe"], "\n".join(report["axe"])
     assert report["restored"] >= report["cells"] and not report["restore_problems"], report["restore_problems"]
-    print(f"{page}: {report['cells']} cells shown ran in {report['seconds']:.1f} s "
+    print(f"{page}: {report['cells']} cells shown ran ({'all' if report['full'] else 'the first'}) "
+          f"in {report['seconds']:.1f} s "
           f"({report['folded']} with a folded output), {report['fetched'] / 1e6:.1f} MB fetched by the worker",
           end=" ")
 

@@ -36,7 +36,7 @@ def test_workflow_runs_the_ci_command_which_runs_the_readme_command():
     assert runs == ["bash .ci/run"], runs
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     commands = [line.strip() for line in ci.splitlines() if line.strip().startswith("make ")]
-    assert commands == ['make test PYTHON="$PYTHON"', 'make pdf PYTHON="$PYTHON"'], commands
+    assert commands == ['make test PYTHON="$PYTHON"', 'make live-test PYTHON="$PYTHON"', 'make pdf PYTHON="$PYTHON"'], commands
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert re.search(r"^make test\b", readme, re.M), "the README does not give `make test`"
     python = [s for s in data["jobs"]["test"]["steps"] if s.get("uses", "").startswith("actions/setup-python")]
