@@ -160,12 +160,19 @@ format: $(STAMP)
 # Extra flags for `jupyter lab` go in ARGS: make lab ARGS="--no-browser --port 8899".
 # The default viewer is set by lab/overrides.json, installed into the environment's own
 # settings (.venv/share/jupyter/lab/settings), never into the user's ~/.jupyter.
+# The files Jupyter, IPython and Matplotlib keep for a user (settings, workspaces, the notebooks'
+# trust database, runtime files, IPython's history, Matplotlib's configuration folder and font
+# cache) go into .venv too, never into ~/.jupyter, ~/.local, ~/.ipython or ~/.config.
+LAB_DIRS := JUPYTER_CONFIG_DIR=$(abspath $(VENV))/etc/jupyter JUPYTER_DATA_DIR=$(abspath $(VENV))/share/jupyter IPYTHONDIR=$(abspath $(VENV))/etc/ipython MPLCONFIGDIR=$(abspath $(VENV))/etc/matplotlib
+
 LAB_STAMP     := $(VENV)/.lab-installed
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 LAB_SERVER    := $(VENV)/etc/jupyter/jupyter_server_config.py
 
 $(LAB_STAMP): $(STAMP) requirements-lab.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -r requirements-lab.txt
+	# Matplotlib's font cache in the lab's own folder (LAB_DIRS), built once before a chapter runs.
+	$(LAB_DIRS) $(BIN)/python -c "import matplotlib.pyplot"
 	touch $(LAB_STAMP)
 
 $(LAB_OVERRIDES): lab/overrides.json
@@ -177,10 +184,6 @@ $(LAB_SERVER): lab/jupyter_server_config.py
 	cp lab/jupyter_server_config.py $(LAB_SERVER)
 
 lab-setup: $(LAB_STAMP) $(LAB_OVERRIDES) $(LAB_SERVER)
-
-# Jupyter's and IPython's files of a user (settings, workspaces, the notebooks' trust database,
-# runtime files, IPython's history) go into .venv too, never into ~/.jupyter, ~/.local or ~/.ipython.
-LAB_DIRS := JUPYTER_CONFIG_DIR=$(abspath $(VENV))/etc/jupyter JUPYTER_DATA_DIR=$(abspath $(VENV))/share/jupyter IPYTHONDIR=$(abspath $(VENV))/etc/ipython
 
 lab: lab-setup
 	$(LAB_DIRS) $(BIN)/jupyter lab chapters/ $(if $(filter 0,$(shell id -u)),--allow-root,) $(ARGS)

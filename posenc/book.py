@@ -26,7 +26,11 @@ import textwrap
 
 import numpy as np
 
-__all__ = ["glue", "rounded", "show_source", "Source"]
+__all__ = ["glue", "glued", "rounded", "show_source", "Source"]
+
+#: The values :func:`glue` recorded in this Python session, by name (the last, for a name
+#: glued twice): what :func:`glued` reads.
+GLUED: dict[str, object] = {}
 
 
 def rounded(value, *, decimals: int | None = None, sig: int | None = None):
@@ -108,12 +112,41 @@ def glue(name: str, value, *, decimals: int | None = None, sig: int | None = Non
     if not isinstance(name, str) or not name:
         raise TypeError(f"name: {name!r}; expected a non-empty string")
     value = rounded(value, decimals=decimals, sig=sig)
+    GLUED[name] = value
     try:
         from myst_nb import glue as myst_glue
     except ImportError:
         return None
     myst_glue(name, value, display=False)
     return None
+
+
+class _Shown(str):
+    """A string that a notebook displays as it is (its ``repr`` has no quotes)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def glued(name: str, format_spec: str = "") -> str:
+    """The text ``{glue:text}`name:format_spec``` shows for the value glued under ``name`` in this session.
+
+    In JupyterLab (``make lab``) a chapter's ``{glue:text}`` roles are shown as MyST ``{eval}``
+    expressions that call this function (``lab/jupyter_server_config.py``), so that once the
+    cells above have run, the prose shows the number the book prints there. The text is
+    formatted by MyST-NB's own ``format_plain_text``, as the book's pasted values are.
+
+    Raises
+    ------
+    LookupError
+        If nothing was glued under ``name`` in this session (the cell that glues it has not run).
+    """
+    from myst_nb.core.variables import format_plain_text
+
+    if name not in GLUED:
+        raise LookupError(f"name: {name!r} was not glued in this session; expected the name of a value "
+                          "glue() recorded (run the cells above first)")
+    return _Shown(format_plain_text(repr(GLUED[name]), format_spec))
 
 
 class Source:

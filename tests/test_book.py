@@ -118,3 +118,28 @@ def test_show_source_rejects_what_has_no_source():
         show_source(len)
     with raises_named(TypeError, "docstring"):
         show_source(show_source, docstring="no")
+
+
+def test_glued_shows_what_the_book_pastes():
+    """``glued(name, format)`` is MyST-NB's pasted text of the value glue() recorded, without quotes."""
+    from myst_nb.core.variables import format_plain_text
+
+    from posenc.book import glued
+
+    cases = [("g_float", 0.30349, {"decimals": 3}, ".2f"), ("g_int", np.int64(46), {}, "d"),
+             ("g_pct", 0.2499, {"decimals": 4}, ".1%"), ("g_text", "RoPE", {}, ""), ("g_plain", 1.5e-07, {"sig": 2}, "")]
+    for name, value, kwargs, spec in cases:
+        glue(name, value, **kwargs)
+        shown = glued(name, spec)
+        assert shown == format_plain_text(repr(rounded(value, **kwargs)), spec)
+        assert repr(shown) == str(shown)  # a notebook shows it without quotes
+    assert glued("g_float", ".2f") == "0.30" and glued("g_text") == "RoPE" and glued("g_pct", ".1%") == "25.0%"
+    glue("g_float", 0.5, decimals=1)
+    assert glued("g_float") == "0.5"  # the last value glued under a name
+
+
+def test_glued_refuses_a_name_not_glued():
+    from posenc.book import glued
+
+    with raises_named(LookupError, "name"):
+        glued("never_glued_anywhere")

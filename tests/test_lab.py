@@ -187,8 +187,46 @@ def test_a_chapter_opens_with_the_language_info_its_kernel_will_report(tmp_path)
     assert hasattr(config.ChapterContentsManager, "formats")  # jupytext's server extension keeps it
     model = asyncio.run(manager.get(chapter.name, content=True, type="notebook"))
     assert model["content"]["metadata"]["language_info"] == IPythonKernel.language_info
+    # the glued values as {eval} expressions; what jupyterlab-myst stores after running them is not saved
+    markdown = [c for c in model["content"]["cells"] if c["cell_type"] == "markdown"]
+    text = "".join(c["source"] for c in markdown)
+    assert "{glue:text}" in chapter.read_text() and "{glue:text}" not in text and "book.glued(" in text
+    for cell in markdown:
+        cell["metadata"]["user_expressions"] = [{"expression": "x", "result": {"status": "ok", "data": {}}}]
     asyncio.run(manager.save({"type": "notebook", "format": "json", "content": model["content"]}, chapter.name))
     assert (root / chapter.name).read_bytes() == chapter.read_bytes()
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_every_glued_value_is_shown_as_an_eval_and_saved_back_as_its_role(chapter):
+    """Each {glue:text} of the chapter becomes an {eval} of posenc.book.glued, and back, exactly."""
+    config = _server_config()
+    text = chapter.read_text(encoding="utf-8")
+    assert not config.EVAL_ROLE.search(text), "a chapter's own {eval} of glued() would be saved as a glue role"
+    shown = config.glue_as_eval(text)
+    assert "{glue:text}" not in shown or "::" in shown
+    assert shown.count('book.glued("') == text.count("{glue:text}`")
+    assert config.eval_as_glue(shown) == text
+    # the expressions evaluate in the kernel to the text MyST-NB pastes
+    from posenc.book import glue, glued
+
+    glue("x_gap", 0.30349, decimals=3)
+    expression = config.EVAL_ROLE.search(config.glue_as_eval("{glue:text}`x_gap:.2f`")).group(0)
+    assert eval(expression[len("{eval}`"):-1]) == glued("x_gap", ".2f") == "0.30"
+
+
+def test_make_lab_keeps_the_users_jupyter_and_ipython_files_in_the_environment():
+    """Settings, workspaces, the trust database, runtime files and IPython's history stay in .venv."""
+    run = subprocess.run(["make", "-n", "lab"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    line = next(line for line in run.splitlines() if "jupyter lab chapters/" in line)
+    venv = str(ROOT / ".venv")
+    for variable in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
+        assert re.search(rf"\b{variable}={re.escape(venv)}/", line), (variable, line)
+    # jupyter-lsp would run `npm prefix --global`, which writes npm's log into ~/.npm
+    assert '"jupyter_lsp": False' in SERVER_CONFIG.read_text()
+    settings = json.loads(OVERRIDES.read_text())
+    # jupyterlab-myst evaluates a Markdown cell's {eval} only where the cell is drawn: every cell is
+    assert settings["@jupyterlab/notebook-extension:tracker"]["windowingMode"] == "none"
 
 
 def test_the_installed_server_config_is_the_repositorys():
@@ -220,3 +258,81 @@ def test_interactive_figures_carry_the_books_height_for_jupyterlab():
     fig = interactive_figure(states, name="fig-size", labels=["a", "b"], alt="A line.", height=520)
     assert fig.figure["layout"]["height"] == 520
     assert fig._repr_mimebundle_()["application/vnd.plotly.v1+json"]["layout"]["height"] == 520
+
+
+def test_in_jupyterlab_the_prose_shows_the_glued_values_and_home_is_untouched(tmp_path):
+    """`make lab` in headless Chromium: Run All on chapter 1, then every glued value shows in the prose.
+
+    The server runs with an empty home of its own (HOME): after the run it is still empty (no
+    ~/.jupyter, ~/.local, ~/.ipython, ~/.npm, ~/.config, ~/.cache), and the chapter's file is
+    unchanged (JupyterLab saves it on its own every two minutes).
+    """
+    if not (pathlib.Path(sys.prefix) / ".lab-installed").exists():
+        pytest.skip("`make lab-setup` has not run in this environment")
+    import os
+    import socket
+    import time
+    import urllib.request
+
+    from selenium.webdriver.common.by import By
+    from test_site import _need_browser, make_driver
+
+    chapter = CHAPTERS[0]
+    before = chapter.read_bytes()
+    home = tmp_path / "home"
+    home.mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, HOME=str(home))
+    server = subprocess.Popen(["make", "lab", f"ARGS=--no-browser --port {port} --ServerApp.token=t"], cwd=ROOT,
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    driver = None
+    try:
+        for _ in range(180):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token=t", timeout=2)
+                break
+            except OSError:
+                time.sleep(1)
+        driver = make_driver(*_need_browser())
+        # ?reset: a workspace of its own, not the tabs of an earlier `make lab`
+        driver.get(f"http://127.0.0.1:{port}/lab/tree/{chapter.name}?token=t&reset")
+        menu = driver.find_elements
+
+        def click(selector, label):
+            for _ in range(60):
+                found = [e for e in menu(By.CSS_SELECTOR, selector) if e.text.startswith(label)]
+                if found:
+                    found[0].click()
+                    return
+                time.sleep(1)
+            raise AssertionError(f"no {label!r} in JupyterLab's menus")
+
+        for _ in range(60):  # the notebook is open once its cells are drawn
+            if len(menu(By.CSS_SELECTOR, ".jp-CodeCell")) > 3:
+                break
+            time.sleep(1)
+        click(".lm-MenuBar-itemLabel", "Run")
+        click(".lm-Menu-itemLabel", "Run All Cells")
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            prompts = [p.text for p in menu(By.CSS_SELECTOR, ".jp-CodeCell .jp-InputArea-prompt")]
+            if prompts and all(re.search(r"\[\d+\]", p) for p in prompts):
+                break
+            time.sleep(2)
+        time.sleep(3)
+        prose = "\n".join(e.text for e in menu(By.CSS_SELECTOR, ".jp-MarkdownCell"))
+    finally:
+        if driver is not None:
+            driver.quit()
+        os.killpg(server.pid, 15)
+        server.wait(timeout=60)
+    values = {name: data["text/plain"] for name, data in
+              nbformat.read(baseline_for(chapter), as_version=4).metadata["glue"].items()}
+    assert "book.glued(" not in prose and "Error" not in prose, prose[:3000]
+    shown = [name for name in values if re.search(rf"{{glue:text}}`{name}\b", chapter.read_text())]
+    assert shown and all(values[name] in prose for name in shown), (values, prose[:3000])
+    left = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+    assert left == [], left
+    assert chapter.read_bytes() == before
