@@ -1,4 +1,21 @@
-"""Offer each chapter's executed ``.ipynb``, its MyST resolved, in the download menu: no theme option or library does.
+"""Offer each chapter's executed ``.ipynb``, its MyST resolved, in the download menu: no maintained tool gives it (measured).
+
+Measured alternatives (issue 36; the book of 2026-11, six chapters):
+
+- the executed notebook as MyST-NB writes it, for JupyterLab with jupyterlab-myst (pinned for
+  ``make lab``): 314 ``{glue:text}`` roles show their key, most of the 237 cross-references
+  (their targets are in other cells) and all 102 citations show labels with a warning mark,
+  7 ``literalinclude`` directives show as directives, the 30 figure captions are not in the
+  notebook at all; in any other notebook viewer (Notebook 7 without the extension, VS Code,
+  Colab) all of that is raw MyST;
+- sphinx-tojupyter 0.6.0 (a second Sphinx build with its ``jupyter`` builder, which executes
+  every chapter again: 365 s here): glued values, numbers and citations resolved, but every
+  code cell becomes a fenced Markdown block (0 code cells of chapter 4's 70, of chapter 6's
+  55, even with ``jupyter_lang_synonyms = ["ipython3"]``), with no outputs and no figures;
+  a notebook that cannot be run;
+- this extension: the executed notebook's code cells and outputs unchanged, its Markdown
+  written as the page reads, captions under their figures, a first cell that installs what
+  it needs (``tests/test_local_notebooks.py`` checks each point and runs one).
 
 sphinx-book-theme 1.1.4 lists a ``.ipynb`` entry in its download menu only when a launch
 provider (Binder, JupyterHub, Colab or Thebe) is configured; the book has none (it runs
@@ -18,15 +35,17 @@ every cross-reference and citation becomes the text Sphinx resolves it to on
 the page ("Theorem 2.1", "(2.3)", "Vaswani et al. (2017)"), by running the build's own
 post-transforms on a copy of the page's doctree; ``(label)=`` targets become HTML
 anchors; theorem-like directives, exercises and solutions get their numbered headings,
-labelled equations their numbers (``\\tag``), ``literalinclude`` the included code. A
-first cell says what the notebook is and how to install what it needs. A construct it
-cannot render stops the build, so no downloaded notebook ever shows raw MyST.
+labelled equations their numbers (``\\tag``), ``literalinclude`` the included code, and each
+figure's number and caption (kept by MyST-NB in the cell's metadata only) follow its cell. A
+first code cell says what the notebook is and installs what it needs (:func:`requirement`).
+A construct it cannot render stops the build, so no downloaded notebook ever shows raw MyST.
 
 The repository's address comes from one setting, ``repository: url:`` in ``_config.yml``
 (:func:`repository_url`); when it is empty, from GitHub Actions' own variables or the
 clone's ``origin`` remote. With an address the header shows a repository button and the
-install instructions (intro page, first cell of each notebook) use it; without one they
-say how to install from a clone, and no address is invented.
+install instructions (intro page, first cell of each notebook) use it, at the book's commit
+when the remote has it; without one the intro says how to install from a clone and the
+notebooks install from the clone the book was built from; no address is invented.
 """
 
 from __future__ import annotations
@@ -82,14 +101,46 @@ def repository_url(configured: str, srcdir, environ=os.environ) -> str:
     return _https(remote) if remote.strip() else ""
 
 
-def install_command(url: str) -> str:
-    """The one command that installs ``posenc`` and what the chapters import."""
+def published_commit(srcdir, environ=os.environ) -> str:
+    """The commit the book is built from, when the repository's remote has it; else ``""``.
+
+    GitHub Actions' ``GITHUB_SHA`` (a pushed commit); otherwise the clone's ``HEAD`` if a
+    remote-tracking branch contains it (as of the last fetch: nothing is asked of the network).
+    """
+    if environ.get("GITHUB_SHA"):
+        return environ["GITHUB_SHA"]
+
+    def git(*args):
+        try:
+            return subprocess.run(["git", *args], cwd=srcdir, capture_output=True, text=True, check=False).stdout.strip()
+        except OSError:
+            return ""
+
+    head = git("rev-parse", "HEAD")
+    return head if head and git("branch", "-r", "--contains", head) else ""
+
+
+def requirement(url: str, commit: str, srcdir) -> str:
+    """``posenc[book]`` as pip installs it from anywhere: the repository at the book's commit, or this clone.
+
+    PyPI has no ``posenc`` (the release workflow publishes it there; until then its name must
+    not be pointed at). With a repository address and a commit its remote has, the requirement
+    is that commit of the repository; otherwise it is the folder of the clone the book was built
+    from (a local build: its reader is on the same machine).
+    """
+    if url and commit:
+        return f"posenc[book] @ git+{url}@{commit}"
+    return f"posenc[book] @ {pathlib.Path(srcdir).resolve().as_uri()}"
+
+
+def install_command(url: str, commit: str = "") -> str:
+    """The intro page's command that installs ``posenc`` and what the chapters import."""
     if url:
-        return f'pip install "posenc[book] @ git+{url}"'
+        return f'pip install "posenc[book] @ git+{url}' + (f"@{commit}" if commit else "") + '"'
     return 'pip install ".[book]"'
 
 
-def how_to_run(url: str) -> str:
+def how_to_run(url: str, commit: str = "") -> str:
     """Markdown: how to get the chapters running, for the intro page (``{{ how_to_run }}``)."""
     if url:
         where = f"The book's source is at <{url}>."
@@ -107,7 +158,7 @@ def how_to_run(url: str) -> str:
         "virtual environment with Python 3.11 or later"
         + (":" if url else ", from that folder:")
         + "\n\n```bash\n"
-        f"{install_command(url)}\n"
+        f"{install_command(url, commit)}\n"
         "jupyter execute --inplace 02_sinusoidal.ipynb   # or open it in JupyterLab: pip install jupyterlab\n"
         "```\n\n"
         "To build the book or work on the chapters, with Python 3.11 and `make`:\n\n"
@@ -127,8 +178,10 @@ def _configure_repository(app, config):
         options["use_repository_button"] = True
     config.html_theme_options = options
     config.posenc_repository_url = url
+    commit = published_commit(app.srcdir) if url else ""
+    config.posenc_requirement = requirement(url, commit, app.srcdir)
     subs = dict(config.myst_substitutions or {})
-    subs.setdefault("how_to_run", how_to_run(url))
+    subs.setdefault("how_to_run", how_to_run(url, commit))
     config.myst_substitutions = subs
 
 
@@ -360,26 +413,53 @@ def _labels(app, docname: str, nb) -> dict:
     return labels
 
 
+def _figure(cell) -> dict:
+    """A code cell's figure options (``mystnb: figure: {name, caption}``), or ``{}``."""
+    return ((cell.metadata.get("mystnb") or {}).get("figure") or {}) if cell.cell_type == "code" else {}
+
+
 def readable_notebook(app, docname: str, nb):
-    """A copy of the executed notebook ``nb`` whose Markdown reads as the page does."""
+    """A copy of the executed notebook ``nb`` whose Markdown reads as the page does.
+
+    A figure's number and caption, which the page prints under the figure and the notebook
+    keeps only in the cell's metadata, follow its code cell as a Markdown cell.
+    """
     nb = copy.deepcopy(nb)
-    renderer = Renderer(app, docname, _labels(app, docname, nb))
+    labels = _labels(app, docname, nb)
+    labels.update({_figure(c)["name"]: ("std", "numref", _figure(c)["name"]) for c in nb.cells if _figure(c).get("name")})
+    renderer = Renderer(app, docname, labels)
+    cells = []
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = renderer.markdown(cell.source)
+        cells.append(cell)
+        figure = _figure(cell)
+        if figure.get("caption"):
+            name = figure.get("name", "")
+            head = f'<a id="{name}"></a>\n\n**{renderer.numbered(name)}.** ' if name else ""
+            caption = nbformat.v4.new_markdown_cell(head + renderer.inline(" ".join(figure["caption"].split())))
+            caption.metadata["tags"] = ["posenc-figure-caption"]
+            cells.append(caption)
     renderer.finish()
-    url = getattr(app.config, "posenc_repository_url", "")
-    title = app.config.html_title or app.config.project  # Jupyter Book sets html_title from `title:`
-    where = (f"the book's repository, <{url}>" if url
-             else "a clone of the book's repository (this copy was built without a recorded address)")
-    intro = nbformat.v4.new_markdown_cell(
-        f"*This notebook is a chapter of* {title}*, downloaded with its outputs. To run it, install "
-        f"`posenc` and what the chapter imports, from {where}:*\n\n"
-        f"```bash\n{install_command(url)}\n```"
-    )
-    intro.metadata["tags"] = ["posenc-download-note"]
-    nb.cells.insert(0, intro)
+    nb.cells = [_first_cell(app)] + cells
+    for n, cell in enumerate(nb.cells):
+        cell.id = f"cell-{n:03d}"  # the same on every build (new cells would get random ones)
     return nb
+
+
+def _first_cell(app):
+    """The notebook's first cell: what it is, and the command that installs what it needs."""
+    import posenc
+
+    title = app.config.html_title or app.config.project  # Jupyter Book sets html_title from `title:`
+    cell = nbformat.v4.new_code_cell(
+        f"# A chapter of the book \"{title}\" (posenc {posenc.__version__}), downloaded with its outputs.\n"
+        "# To run it, run this cell first: it installs posenc at the book's version, with what the\n"
+        "# chapter imports (Matplotlib, Plotly, a Jupyter kernel), into the environment of this kernel.\n"
+        f'%pip install --quiet "{app.config.posenc_requirement}"'
+    )
+    cell.metadata["tags"] = ["posenc-download-note"]
+    return cell
 
 
 # --------------------------------------------------------------------------- download menu
@@ -404,6 +484,7 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.add_config_value("posenc_repository_url", "", "html")
+    app.add_config_value("posenc_requirement", "", "html")
     app.connect("config-inited", _configure_repository, priority=400)
     app.connect("html-page-context", _offer_notebook, priority=500)
     return {"version": "2.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -47,6 +47,42 @@ def test_without_an_address_the_instructions_invent_none():
     assert 'pip install "posenc[book] @ git+https://github.com/owner/book"' in with_url
 
 
+def test_the_downloads_install_line_names_the_books_commit_or_this_clone():
+    """A downloaded notebook's requirement works from anywhere: the repository at the book's commit, or the clone."""
+    from packaging.requirements import Requirement
+
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    pinned = posenc_notebooks.requirement("https://github.com/owner/book", sha, ROOT)
+    assert pinned == f"posenc[book] @ git+https://github.com/owner/book@{sha}"
+    local = posenc_notebooks.requirement("", "", ROOT)
+    assert local == f"posenc[book] @ {ROOT.as_uri()}"
+    assert posenc_notebooks.requirement("https://github.com/owner/book", "", ROOT) == local  # a commit not pushed
+    for line in (pinned, local):
+        parsed = Requirement(line)
+        assert parsed.name == "posenc" and parsed.extras == {"book"} and parsed.url
+    assert f'pip install "posenc[book] @ git+https://github.com/owner/book@{sha}"' in posenc_notebooks.how_to_run(
+        "https://github.com/owner/book", sha)
+
+
+def test_the_books_commit_is_one_the_remote_has(tmp_path):
+    def git(*args, cwd=tmp_path / "clone"):
+        return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+    assert posenc_notebooks.published_commit(ROOT, {"GITHUB_SHA": "f" * 40}) == "f" * 40
+    (tmp_path / "clone").mkdir()
+    git("init", "-q")
+    git("-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "one")
+    assert posenc_notebooks.published_commit(tmp_path / "clone", {}) == ""  # no remote has it
+    git("init", "-q", "--bare", str(tmp_path / "remote.git"), cwd=tmp_path)
+    git("remote", "add", "origin", str(tmp_path / "remote.git"))
+    git("push", "-q", "origin", "HEAD:refs/heads/main")
+    git("fetch", "-q", "origin")
+    head = git("rev-parse", "HEAD")
+    assert posenc_notebooks.published_commit(tmp_path / "clone", {}) == head
+    git("-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "two")
+    assert posenc_notebooks.published_commit(tmp_path / "clone", {}) == ""  # not pushed yet
+
+
 def test_the_setting_is_in_config_and_empty_in_the_repository():
     """One setting, `repository: url:`; empty here because the project records no public URL."""
 
@@ -85,11 +121,11 @@ def test_the_book_extra_covers_every_third_party_import_of_the_chapters():
     assert third_party <= provided, third_party - provided
 
 
-def test_the_readme_layout_names_every_posenc_module():
-    readme = (ROOT / "README.md").read_text()
-    layout = readme[readme.index("## Layout"):readme.index("## Changing a chapter")]
+def test_the_contributors_layout_names_every_posenc_module():
+    guide = (ROOT / "CONTRIBUTING.md").read_text()
+    layout = guide[guide.index("## Layout"):guide.index("## The site")]
     missing = [p.name for p in sorted((ROOT / "posenc").glob("*.py")) if not re.search(rf"^  {re.escape(p.name)} ", layout, re.M)]
-    assert not missing, f"README's layout omits {missing}"
+    assert not missing, f"CONTRIBUTING.md's layout omits {missing}"
 
 
 def test_build_output_is_ignored():
