@@ -107,7 +107,7 @@ def glue_uses() -> list[tuple[str, str, str, str]]:
     uses = []
     pages = sorted(ROOT.glob("*.md")) + SOURCES
     for page in pages:
-        if page.name == "README.md":
+        if page.name in ("README.md", "CONTRIBUTING.md"):
             continue
         for ref in GLUE_ROLE.findall(page.read_text()):
             stem, _, rest = ref.rpartition("::")

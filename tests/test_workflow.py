@@ -101,9 +101,9 @@ def test_ci_requires_tex_and_runs_the_pdf_after_the_tests():
     assert "export POSENC_REQUIRE_TEX=1" in ci
     assert ci.index('make test PYTHON="$PYTHON"') < ci.index('make pdf PYTHON="$PYTHON"')
     packages = re.search(r'^TEX_PACKAGES="([^"]+)"', ci, re.M).group(1).split()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    guide = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     for package in packages:
-        assert package in readme, f"the README does not name {package}"
+        assert package in guide, f"CONTRIBUTING.md does not name {package}"
     from test_pdf import INSTALL
 
     assert INSTALL.split("install ", 1)[1].split() == packages, "tests/test_pdf.py names other packages"
