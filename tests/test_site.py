@@ -279,7 +279,7 @@ document.fonts.ready.then(() => {
     const text = el.textContent.trim().slice(0, 80);
     const maths = Array.from(el.querySelectorAll('math')).filter((m) => m.namespaceURI === MATHML);
     const outside = Array.from(el.childNodes).filter((n) =>
-      !(n.nodeType === 1 && (n.localName === 'math' || n.classList.contains('eqno'))));
+      !(n.nodeType === 1 && (n.localName === 'math' || n.classList.contains('eqno') || n.classList.contains('formula'))));
     const loose = outside.map((n) => n.textContent).join('').trim();
     if (maths.length !== 1 || loose) { untypeset.push(text); return; }
     el.querySelectorAll('merror').forEach((e) => errors.push(e.textContent.slice(0, 120) + ' in ' + text));
@@ -657,8 +657,9 @@ const out = [];
 for (const el of document.querySelectorAll('body *')) {
   const s = getComputedStyle(el, '::before');
   if (!/Font Awesome/.test(s.fontFamily)) continue;
-  const text = s.content.replace(/^"(.*)"$/, '$1');
-  if (!text || s.content === 'none' || s.content === 'normal') continue;
+  // The character, without the alternative text that follows it ("\\f002" / "": decorative).
+  const text = (/^"([^"]*)"/.exec(s.content) || [])[1];
+  if (!text) continue;
   out.push([text.codePointAt(0), s.fontFamily, s.fontWeight,
             el.tagName.toLowerCase() + '.' + Array.from(el.classList).join('.')]);
 }
@@ -697,8 +698,7 @@ const out = [];
 for (const el of document.querySelectorAll('body [class*="fa-"]')) {
   const classes = Array.from(el.classList).filter((c) => c.startsWith('fa-'));
   if (!classes.length) continue;
-  const content = getComputedStyle(el, '::before').content;
-  const text = /^".+"$/.test(content) ? content.slice(1, -1) : '';
+  const text = (/^"([^"]+)"/.exec(getComputedStyle(el, '::before').content) || [])[1];
   out.push([classes, text ? text.codePointAt(0) : null,
             el.tagName.toLowerCase() + '.' + Array.from(el.classList).join('.')]);
 }
