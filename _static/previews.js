@@ -5,11 +5,29 @@
 //   overflow (an admonition) would cut them;
 // - a shown preview is the link's description (aria-describedby), which tippy gives only a
 //   preview that is not interactive;
+// - a preview stays within the window, across as well as along its side of the link (a wide
+//   one beside a link on a phone went off the window's edge);
+// - a formula wider than the preview is shown whole, scaled down to the preview's width: a
+//   preview is a glance, shown while the pointer or the focus is on the link, and its box is
+//   attached at the end of the page, out of the keyboard's reach, so it cannot be scrolled;
 // - Escape hides a shown preview without moving the pointer or the focus.
 // Deferred scripts (tippy) have run by DOMContentLoaded; sphinx-tippy makes the previews at load.
+const fitFormulas = (instance) => {
+  instance.popper.querySelectorAll("span.math, div.math > .formula").forEach((box) => {
+    const math = box.querySelector("math");
+    if (!math) return;
+    math.style.zoom = "";
+    if (box.scrollWidth > box.clientWidth + 1) math.style.zoom = String(0.98 * box.clientWidth / box.scrollWidth);
+  });
+};
 document.addEventListener("DOMContentLoaded", () => {
   if (window.tippy) {
-    window.tippy.setDefaultProps({ appendTo: () => document.body, aria: { content: "describedby", expanded: "auto" } });
+    window.tippy.setDefaultProps({
+      appendTo: () => document.body,
+      aria: { content: "describedby", expanded: "auto" },
+      popperOptions: { modifiers: [{ name: "preventOverflow", options: { altAxis: true, padding: 4 } }] },
+      onMount: fitFormulas,
+    });
   }
 });
 document.addEventListener("keydown", (event) => {

@@ -191,6 +191,7 @@ class Firefox(Engine):
             # The zoom belongs to the tab, not to the site (it must not follow a host's pages).
             "browser.zoom.siteSpecific": False,
             "ui.prefersReducedMotion": 1,
+            "general.smoothScroll": False,  # a key scrolls at once, as in the Chromium the tests drive
         }
         self.driver = Marionette(host="127.0.0.1", port=0, bin=binary, headless=True, prefs=prefs,
                                  gecko_log=os.path.join(self._logs.name, "gecko.log"), startup_timeout=timeout)

@@ -56,7 +56,7 @@ MATH_ROLES = ("math", "MathMLMath")
 _DRAWN_JS = """
 return Array.from(document.querySelectorAll(arguments[0])).map((el) =>
   [el.getClientRects().length > 0 && getComputedStyle(el).visibility === 'visible',
-   el.textContent.replace(/\\s+/g, ' ').trim().slice(0, 60)]);
+   Array.from(el.textContent.replace(/\\s+/g, ' ').trim()).slice(0, 60).join('')]);
 """
 
 _DUPLICATE_IDS_JS = """
@@ -197,13 +197,14 @@ def keyboard_problems(engine, sample: int = KEYBOARD_SAMPLE) -> tuple[int, list[
     for box in boxes:
         text = engine.script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});"
                              " arguments[0].scrollLeft = 0; arguments[0].focus();"
-                             " return arguments[0].textContent.replace(/\\s+/g, ' ').slice(0, 60);", box)
+                             " return Array.from(arguments[0].textContent.replace(/\\s+/g, ' ')).slice(0, 60).join('');", box)
         engine.keys("Shift+Tab", "Tab")
         if not engine.script("return document.activeElement === arguments[0];", box):
             problems.append(f"formula {text!r}: its scrolling box is not reached with the Tab key")
             continue
         engine.keys("ArrowRight", "ArrowRight")
-        engine.settle()
-        if engine.script("return arguments[0].scrollLeft;", box) <= 0:
+        try:
+            engine.wait("return arguments[0].scrollLeft > 0;", box, timeout=3)
+        except TimeoutError:
             problems.append(f"formula {text!r}: the arrow key does not scroll its box")
     return len(boxes), problems
