@@ -2,10 +2,15 @@
 
 ``tests/reference/hf_reference.json`` was produced by
 ``tests/reference/generate_hf_reference.py`` with torch 2.13.0 and transformers
-5.23.0 (Hugging Face's ``ROPE_INIT_FUNCTIONS``, BLOOM's ``build_alibi_tensor``,
+5.24.0 (Hugging Face's ``ROPE_INIT_FUNCTIONS``, BLOOM's ``build_alibi_tensor``,
 T5's ``_relative_position_bucket``, Llama's ``rotate_half`` and GPT-J's
-``rotate_every_two``).  Those libraries compute frequencies in float32, so
-frequency comparisons use a float32 tolerance; bucket indices must match exactly.
+``rotate_every_two``; for chapter 7 the models' rotary modules and configs, Qwen-VL's
+``get_rope_index``, Llama 4's and DeepSeek's attention modules and ``masking_utils``).
+Those libraries compute frequencies and angles in float32, so those comparisons use a
+float32 tolerance, derived where it depends on the positions; integer positions, bucket
+indices, layer patterns and masks must match exactly. Each comparison of a convention
+also checks that a neighbouring wrong convention misses the record by far more than the
+tolerance, so the tolerance cannot hide the difference the test is about.
 """
 
 import json
@@ -17,9 +22,25 @@ from helpers import raises_named
 
 from posenc import (
     alibi_slopes,
+    apply_mrope,
+    apply_partial_rope,
     apply_rope,
+    chunked_causal_mask,
+    default_scaling,
+    llama4_layer_types,
+    local_global_layer_types,
+    mla_scores,
+    mla_softmax_scale,
+    mrope_position_ids,
+    proportional_scaling,
+    query_temperature,
+    rope_from_config,
+    rope_layers,
     rope_scaling,
+    sliding_window_causal_mask,
+    softmax,
     t5_relative_position_bucket,
+    yarn_scaling,
 )
 
 DATA = json.loads((pathlib.Path(__file__).parent / "reference" / "hf_reference.json").read_text())
@@ -36,24 +57,38 @@ def _ours(case):
     params = {_KEYS.get(k, k): v for k, v in case["params"].items()}
     if case["rope_type"] == "dynamic":  # HF's dynamic type reads L0 from max_position_embeddings
         params.update(seq_len=case["seq_len"], original_max_position=case["max_position_embeddings"])
+    if case["rope_type"] == "longrope":  # the factor falls back on max_position_embeddings / original
+        params.update(seq_len=case["seq_len"], max_position=case["max_position_embeddings"])
     return rope_scaling(case["head_dim"], rope_type=case["rope_type"], base=case["base"], **params)
+
+
+def _as_config(case):
+    """The case as the config dict rope_from_config reads (what LlamaConfig was given)."""
+    return {"head_dim": case["head_dim"], "max_position_embeddings": case["max_position_embeddings"],
+            "rope_parameters": {"rope_type": case["rope_type"], "rope_theta": case["base"], **case["params"]}}
 
 
 def _id(case):
     return f"{case['rope_type']}-d{case['head_dim']}-b{case['base']:g}-" + "-".join(
-        f"{k}{v}" for k, v in sorted(case["params"].items()) if k != "original_max_position_embeddings"
+        f"{k}{v}" for k, v in sorted(case["params"].items())
+        if k not in ("original_max_position_embeddings", "short_factor", "long_factor")
     ) + (f"-L{case['seq_len']}" if case["seq_len"] else "")
 
 
 @pytest.mark.parametrize("case", DATA["rope"], ids=[_id(c) for c in DATA["rope"]])
 def test_rope_frequencies_match_transformers(case):
-    inv, att = _ours(case)
-    np.testing.assert_allclose(inv, case["inv_freq"], rtol=F32, atol=0)
-    assert att == pytest.approx(case["attention_factor"], rel=1e-15)
+    for inv, att in (_ours(case), rope_from_config(_as_config(case), seq_len=case["seq_len"])[None]):
+        np.testing.assert_allclose(inv, case["inv_freq"], rtol=F32, atol=0)
+        assert att == pytest.approx(case["attention_factor"], rel=1e-15)
 
 
 def test_reference_covers_every_method():
-    assert {c["rope_type"] for c in DATA["rope"]} == {"default", "linear", "dynamic", "yarn", "llama3"}
+    assert {c["rope_type"] for c in DATA["rope"]} == {
+        "default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional"}
+    with_partial = {c["rope_type"] for c in DATA["rope"] if c["params"].get("partial_rotary_factor", 1.0) != 1.0}
+    assert with_partial == {"default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional"}
+    yarn_keys = set().union(*(c["params"] for c in DATA["rope"] if c["rope_type"] == "yarn"))
+    assert {"attention_factor", "mscale", "mscale_all_dim", "truncate"} <= yarn_keys
 
 
 @pytest.mark.parametrize("n_heads", sorted(DATA["alibi_slopes"], key=int))
