@@ -26,12 +26,20 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import _show, as_int_array, as_position_array, check_bool, check_float, check_int
+from ._checks import (
+    _show,
+    as_int_array,
+    as_position_array,
+    broadcast_positions,
+    check_bool,
+    check_float,
+    check_int,
+)
 from .rope import _check_x, apply_rope, rope_table
 
 __all__ = ["MRopePositions", "mrope_position_ids", "mrope_axes", "mrope_table", "apply_mrope"]
 
-#: Token types of Hugging Face's ``mm_token_type_ids``: text, image, video.
+# Token types of Hugging Face's mm_token_type_ids: text, image, video.
 TEXT, IMAGE, VIDEO = 0, 1, 2
 
 
@@ -338,6 +346,10 @@ def apply_mrope(
     ``models/qwen3_vl/modeling_qwen3_vl.py``.
     """
     x = _check_x(x)
-    table = mrope_table(position_ids, x.shape[-1], mrope_section=mrope_section, mrope_interleaved=mrope_interleaved,
+    pos = as_position_array("position_ids", position_ids)
+    if pos.ndim < 2 or pos.shape[0] != 3:
+        raise ValueError(f"position_ids: expected shape (3, ...), one row per axis (t, h, w), got {pos.shape}")
+    broadcast_positions("position_ids", pos[0], x.shape[:-1])
+    table = mrope_table(pos, x.shape[-1], mrope_section=mrope_section, mrope_interleaved=mrope_interleaved,
                         inv_freq=inv_freq, base=base, attention_factor=attention_factor, dtype=x.dtype)
     return apply_rope(x, layout="half", table=table)

@@ -647,8 +647,10 @@ def apply_partial_rope(x, positions, *, inv_freq, layout: str = "half", attentio
             f"inv_freq: expected a 1-D array of 1 to head_dim / 2 = {x.shape[-1] // 2} frequencies, "
             f"got shape {freqs.shape}"
         )
+    attention_factor = check_float("attention_factor", attention_factor, positive=True)
+    pos = broadcast_positions("positions", positions, x.shape[:-1])
     rotary = 2 * freqs.shape[0]
     out = x.copy()
-    out[..., :rotary] = apply_rope(x[..., :rotary], positions, inv_freq=freqs, layout=layout,
+    out[..., :rotary] = apply_rope(x[..., :rotary], pos, inv_freq=freqs, layout=layout,
                                    attention_factor=attention_factor)
     return out
