@@ -25,8 +25,8 @@ is nested) as transformers 5.x does.
 The formulas follow Hugging Face ``transformers``' ``modeling_rope_utils``
 (``ROPE_INIT_FUNCTIONS``, transformers 5.24.0), which is what the released checkpoints are
 run with, computed here in float64 where Hugging Face computes in float32 (a plane lying
-exactly on a Llama 3 band edge can fall on the other side). With ``factor = 1`` every
-method returns the default frequencies (tested).
+exactly on a Llama 3 band edge can fall on the other side). With ``factor = 1`` the
+linear, NTK, dynamic, YaRN and Llama 3 methods return the default frequencies (tested).
 
 ``partial_rotary_factor`` ``p`` is accepted by every method. All but ``proportional``
 rotate only the first ``int(head_dim * p)`` coordinates and return ``int(head_dim * p) / 2``
