@@ -608,8 +608,8 @@ def apply_partial_rope(x, positions, *, inv_freq, layout: str = "half", attentio
     ``r = int(head_dim * p)`` rotated coordinates, ``x[..., :r]`` is rotated with the
     ``r / 2`` frequencies of width ``r`` (from any function of :mod:`posenc.scaling` with
     ``partial_rotary_factor=p``) and ``x[..., r:]`` carries no position. The pairs inside
-    the rotated slice are ``(i, i + r/2)`` (``layout="half"``: GPT-NeoX, Phi-3 and
-    Phi-4-mini, StableLM, Persimmon, Qwen3-Next) or ``(2i, 2i+1)``
+    the rotated slice are ``(i, i + r/2)`` (``layout="half"``: GPT-NeoX, Phi-3,
+    StableLM, Persimmon, Qwen3-Next) or ``(2i, 2i+1)``
     (``layout="interleaved"``: GLM and GLM-4). Gemma 4's ``proportional`` type is
     not this convention: it rotates the whole head with zero frequencies in its last
     planes (:func:`posenc.scaling.proportional_scaling`, then :func:`apply_rope`).

@@ -31,7 +31,7 @@ linear, NTK, dynamic, YaRN and Llama 3 methods return the default frequencies (t
 ``partial_rotary_factor`` ``p`` is accepted by every method. All but ``proportional``
 rotate only the first ``int(head_dim * p)`` coordinates and return ``int(head_dim * p) / 2``
 frequencies computed for that narrower width (the exponent is over the rotated width),
-as Hugging Face's functions do for GPT-NeoX, Phi-3/Phi-4-mini, StableLM and Qwen3-Next;
+as Hugging Face's functions do for the models that use it (GPT-NeoX, Phi-3, StableLM, Qwen3-Next);
 :func:`posenc.rope.apply_partial_rope` applies them. ``proportional`` (Gemma 4) returns
 ``head_dim / 2`` frequencies with the exponent over the whole head, the first
 ``int(p * head_dim // 2)`` of them non-zero and the rest zero.
@@ -623,8 +623,8 @@ def longrope_attention_factor(*, factor: float, original_max_position: int) -> f
     ----------
     factor : float
         The scale ``s > 0``; Phi-3 configs leave it out and Hugging Face takes
-        ``max_position_embeddings / original_max_position_embeddings`` (32 for
-        Phi-3.5-mini: 131072 / 4096).
+        ``max_position_embeddings / original_max_position_embeddings`` (32 for a
+        131072-token model trained at 4096).
     original_max_position : int
         Training context :math:`L_0 \ge 2`.
 
@@ -666,7 +666,7 @@ def longrope_scaling(
     seq_len: int | None = None,
     partial_rotary_factor: float = 1.0,
 ) -> RopeScaling:
-    r"""LongRoPE (Phi-3, Phi-3.5, Phi-4-mini): one searched factor per plane, two sets.
+    r"""LongRoPE (the Phi-3 family in Hugging Face): one searched factor per plane, two sets.
 
     Plane ``i`` is divided by its own factor :math:`\lambda_i`,
 
@@ -696,7 +696,7 @@ def longrope_scaling(
     short_factor, long_factor : array_like of float, shape (rotary_dim // 2,)
         Positive per-plane factors :math:`\lambda_i`, found by search (Ding et al.).
     original_max_position : int
-        Training context :math:`L_0 \ge 2` (4096 for Phi-3.5-mini).
+        Training context :math:`L_0 \ge 2`.
     base : float, default 10000.0
     factor : float, optional
         The scale ``s > 0`` for the attention factor.
@@ -707,7 +707,7 @@ def longrope_scaling(
     seq_len : int, optional
         Current sequence length ``>= 1`` (Hugging Face: the largest position id plus one).
     partial_rotary_factor : float, default 1.0
-        Fraction ``p`` in (0, 1] of the head that is rotated (0.75 in Phi-4-mini): the
+        Fraction ``p`` in (0, 1] of the head that is rotated: the
         frequencies are those of the width ``d = int(head_dim * p)``, which must be even.
 
     Returns
