@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := --all -W -n --keep-going
 NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: all venv book serve test unit regression portability strict-build site-test site-test-built site-breakage-test-built site-math-test-built live-test-built notebook-test-built pdf pdf-test dist build baselines format lab lab-setup bench clean
+.PHONY: all venv book serve test unit regression portability strict-build site-test site-test-built site-breakage-test-built site-math-test-built live-test-built notebook-test-built pdf pdf-test dist build baselines mutants format lab lab-setup bench clean
 
 all: book
 
@@ -127,6 +127,11 @@ regression: $(STAMP)
 ## make baselines: re-execute every chapter into tests/baselines/*.ipynb.
 baselines: $(STAMP)
 	$(BIN)/python tests/make_baselines.py
+
+## make mutants: every chapter's mutants (tests/mutants/), then the ledger rewritten.
+mutants: $(STAMP)
+	cd tests && $(BIN)/python -m mutants run $(notdir $(basename $(wildcard chapters/[0-9][0-9]_*.md)))
+	cd tests && $(BIN)/python -m mutants ledger
 
 ## make format: write the chapters in the form jupytext writes them back (see tests/format_chapters.py).
 format: $(STAMP)

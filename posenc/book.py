@@ -19,11 +19,14 @@ NumPy and Matplotlib.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import numbers
+import textwrap
 
 import numpy as np
 
-__all__ = ["glue", "rounded"]
+__all__ = ["glue", "rounded", "show_source", "Source"]
 
 
 def rounded(value, *, decimals: int | None = None, sig: int | None = None):
@@ -111,3 +114,66 @@ def glue(name: str, value, *, decimals: int | None = None, sig: int | None = Non
         return None
     myst_glue(name, value, display=False)
     return None
+
+
+class Source:
+    """The source of a ``posenc`` object, shown by a notebook as a highlighted Python block.
+
+    A chapter shows the code it runs, not a copy: :func:`show_source` reads it from the
+    installed package with :func:`inspect.getsource`, so the page, the PDF, a downloaded
+    notebook and the in-page Run controls show the same lines, and the notebook regression
+    compares them with the stored output (a change to the shown function shows up there).
+
+    Attributes
+    ----------
+    text : str
+        The source, dedented, with the docstring replaced by ``...`` unless it was kept.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_markdown_(self) -> str:
+        return f"```python\n{self.text}\n```"
+
+
+def show_source(obj, *, docstring: bool = False) -> Source:
+    """The source of a function, class or method of ``posenc``, to show in a chapter.
+
+    Parameters
+    ----------
+    obj : function, class or method
+        Anything :func:`inspect.getsource` can read.
+    docstring : bool, optional
+        Keep the docstring (default: replace it by an ellipsis, ``...``: the API page has it).
+
+    Returns
+    -------
+    Source
+        Displayed as a highlighted Python block; ``str(...)``/``repr`` give the text.
+
+    Raises
+    ------
+    TypeError
+        If ``obj`` has no Python source (a built-in, a NumPy function, an instance).
+    """
+    if not isinstance(docstring, (bool, np.bool_)):
+        raise TypeError(f"docstring: {docstring!r}; expected True or False")
+    try:
+        text = textwrap.dedent(inspect.getsource(obj)).rstrip("\n")
+    except (TypeError, OSError) as err:
+        raise TypeError(f"obj: {obj!r}; expected a function, class or method with Python source") from err
+    if not docstring:
+        lines = text.splitlines()
+        node = ast.parse(text).body[0]
+        first = node.body[0] if getattr(node, "body", None) else None
+        if isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) and isinstance(
+            first.value.value, str
+        ):
+            indent = lines[first.lineno - 1][: len(lines[first.lineno - 1]) - len(lines[first.lineno - 1].lstrip())]
+            lines[first.lineno - 1 : first.end_lineno] = [f"{indent}..."]
+            text = "\n".join(lines)
+    return Source(text)

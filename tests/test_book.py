@@ -83,3 +83,38 @@ def test_glue_runs_without_myst_nb():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "None None"
+
+
+def test_show_source_shows_the_installed_code_without_its_docstring():
+    import inspect
+
+    from posenc.book import show_source
+    from posenc.rope import apply_rope_complex
+
+    shown = show_source(apply_rope_complex)
+    full = inspect.getsource(apply_rope_complex)
+    assert repr(shown).startswith("def apply_rope_complex(")
+    assert apply_rope_complex.__doc__.strip().splitlines()[0] not in repr(shown)
+    assert "    ...\n" in repr(shown)
+    body = full[full.index('"""', full.index('"""') + 3) + 3:].strip("\n")
+    assert repr(shown).endswith(body.rstrip())
+    assert shown._repr_markdown_() == f"```python\n{repr(shown)}\n```"
+    kept = show_source(apply_rope_complex, docstring=True)
+    assert repr(kept) == full.rstrip("\n")
+
+
+def test_show_source_dedents_a_method():
+    from posenc.book import show_source
+    from posenc.learned import LearnedPositionalEmbedding
+
+    assert repr(show_source(LearnedPositionalEmbedding.forward)).startswith("def forward(self")
+
+
+def test_show_source_rejects_what_has_no_source():
+    from helpers import raises_named
+    from posenc.book import show_source
+
+    with raises_named(TypeError, "obj"):
+        show_source(len)
+    with raises_named(TypeError, "docstring"):
+        show_source(show_source, docstring="no")
