@@ -7,15 +7,16 @@
    from the keyboard. This applies the theme's own rule again to whatever a reader unfolds (a
    solution, a folded code cell's <details>). No CSS can set a tab stop, hence the script.
    The same rule covers formulas, displayed and inline (custom.css lets one wider than the
-   line scroll sideways in its own box rather than be cut), which the theme's selector does
-   not name: applied once the page has loaded (its fonts with it) and again on resize. */
+   line scroll sideways in its own box rather than be cut), and tables (on a phone a wide
+   one scrolls in its own box, custom.css), which the theme's selector does not name:
+   applied once the page has loaded (its fonts with it) and again on resize. */
 (() => {
   // The theme's selector and rule (addTabStopsToScrollableElements in pydata-sphinx-theme.js).
   const SCROLLABLE = "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon";
   const update = (root) => root.querySelectorAll(SCROLLABLE).forEach((el) => {
     el.tabIndex = el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight ? 0 : -1;
   });
-  const FORMULAS = "div.math > .formula, span.math";
+  const FORMULAS = "div.math > .formula, span.math, .bd-article table";
   const updateFormulas = () => document.querySelectorAll(FORMULAS).forEach((el) => {
     if (el.scrollWidth > el.clientWidth) el.tabIndex = 0;
     else el.removeAttribute("tabindex");
