@@ -25,7 +25,7 @@ import shutil
 import tempfile
 
 #: The W3C WebDriver codes of the keys the tests press.
-KEYS = {"Tab": "\ue004", "Shift": "\ue008", "Escape": "\ue00c", "ArrowLeft": "\ue012",
+KEYS = {"Tab": "\ue004", "Enter": "\ue007", "Shift": "\ue008", "Escape": "\ue00c", "ArrowLeft": "\ue012",
         "ArrowRight": "\ue014", "ArrowUp": "\ue013", "ArrowDown": "\ue015", "End": "\ue010"}
 #: Firefox: layout width (CSS pixels) -> (window width, zoom). Zoom steps are 60/n device
 #: pixels per CSS pixel (Firefox's app units), so each pair gives the width exactly.

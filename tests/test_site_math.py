@@ -11,6 +11,8 @@ Marionette protocol) at a desktop width and a phone's, and checked (``math_check
 - every preview of a reference that holds a formula shows it whole, within the window, and
   describes its link;
 - a formula's scrolling box is reached with Tab and scrolled with the arrow key;
+- (chapter 2) the first tab stops after "Skip to main content" are skip links to the
+  interactive figures' controls, and each takes the focus to its control;
 - at the desktop width, where names do not depend on the layout: every formula has a name
   in the accessibility tree (a screen reader says it), no name reads an icon's character, no
   id is used twice, statements are regions named by their titles and proofs named groups.
@@ -144,6 +146,34 @@ def test_formulas_whole_named_and_reachable(engine, site_url, page, width):
     assert not problems, f"{engine.name}, {width} px, {page}: {problems}"
 
 
+#: A chapter with an interactive figure, for the skip link's test.
+FIGURE_PAGE = "chapters/02_sinusoidal.html"
+
+
+def skip_link_problems(engine, url: str, page: str) -> list[str]:
+    """From the top of the page, Tab reaches a skip link to each interactive figure's control
+    right after the theme's "Skip to main content", and Enter on it takes the focus there."""
+    _open(engine, url, page, DESKTOP)
+    controls = engine.script("return Array.from(document.querySelectorAll("
+                             "'.posenc-controls input[id], .posenc-controls select[id]')).map((c) => c.id);")
+    if not controls:
+        return [f"{page} has no interactive figure's control"]
+    problems = []
+    for n, control in enumerate(controls):
+        engine.open(urllib.parse.urljoin(url, page))
+        engine.keys(*["Tab"] * (n + 2), "Enter")
+        engine.settle()
+        focused = engine.script("return document.activeElement.id;")
+        if focused != control:
+            problems.append(f"Tab {n + 2} times, then Enter, put the focus on {focused!r}, not on the control {control!r}")
+    return problems
+
+
+def test_skip_links_reach_each_figure_control(engine, site_url):
+    problems = skip_link_problems(engine, site_url, FIGURE_PAGE)
+    assert not problems, f"{engine.name}: {problems}"
+
+
 # --------------------------------------------------------------------------- deliberate breakages
 
 
@@ -246,3 +276,11 @@ def test_breakage_formula_box_out_of_tab_order_is_caught(firefox, broken_copy):
     problems = _problems(firefox, broken_copy, 360)
     assert any("not reached with the Tab key" in p for p in problems.get("keyboard", [])), problems
 
+
+def test_breakage_missing_skip_link_is_caught(firefox, broken_copy):
+    script = broken_copy / "_static" / "tabstops.js"
+    script.write_text(script.read_text(encoding="utf-8").replace('getElementById("pst-skip-link")', "null"),
+                      encoding="utf-8")
+    with serve(broken_copy) as url:
+        problems = skip_link_problems(firefox, url, FIGURE_PAGE)
+    assert problems and "not on the control" in problems[0], problems
