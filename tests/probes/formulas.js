@@ -15,10 +15,8 @@ const SLACK = 1.5;  // px: rounding of sub-pixel boxes
 const result = {formulas: 0, clipped: [], unreachable: [], overlap: [], order: []};
 if (!root) return result;
 
-// The formula's drawing: the <math> element (MathML) or MathJax's container, without the
-// equation number and without what is drawn only for assistive technology.
-const drawing = (el) => el.querySelector('math, mjx-container');
-const hidden = (node) => node.closest('mjx-assistive-mml, mjx-speech, mjx-braille');
+// The formula's drawing: its <math> element (the equation number is beside it, not in it).
+const drawing = (el) => el.querySelector('math');
 function inkBox(el) {
   const box = {left: Infinity, top: Infinity, right: -Infinity, bottom: -Infinity};
   const add = (node) => {
@@ -29,7 +27,7 @@ function inkBox(el) {
     }
   };
   add(el);
-  el.querySelectorAll('*').forEach((node) => { if (!hidden(node)) add(node); });
+  el.querySelectorAll('*').forEach(add);
   return box.right > box.left ? box : null;
 }
 // A box's padding box in the window's coordinates (what it shows of its content).
