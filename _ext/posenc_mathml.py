@@ -305,28 +305,13 @@ def _start(app):
     app.posenc_mathml = Typesetter(app.posenc_mathml_files["temml"], assets.asset(*SPEECH).parent, assets.ASSETS)
 
 
-#: A page's inline script that asks for the math font as soon as its stylesheets are in, rather
-#: than once the first layout finds a formula: the font then arrives before the first paint,
-#: and the text does not move when it does (chapter 4's first paragraph moved by 0.096 of the
-#: screen, Lighthouse's Cumulative Layout Shift, when the font came after). A preload is a CORS
-#: request (fonts are fetched so), which a page opened from disk (file://) cannot make: the
-#: browser would log two errors, hence a script that asks only over HTTP, not a <link> tag.
-PRELOAD_JS = (
-    'if (location.protocol !== "file:") {\n'
-    '  const link = document.createElement("link");\n'
-    '  link.rel = "preload"; link.as = "font"; link.type = "font/woff2"; link.crossOrigin = "anonymous";\n'
-    f'  link.href = document.documentElement.dataset.content_root + "_static/{TARGET}/{FONT_NAME}";\n'
-    "  document.head.append(link);\n"
-    "}\n"
-)
-
-
 def _page_assets(app, pagename, templatename, context, doctree):
-    # As Sphinx's MathJax renderer does: only a page with a formula gets the stylesheet (and the preload).
+    # As Sphinx's MathJax renderer does: only a page with a formula gets the stylesheet; and
+    # the font's path, which templates/static/webpack-macros.html preloads (see there).
     if app.builder.format != "html" or not app.env.get_domain("math").has_equations(pagename):
         return
     app.add_css_file(f"{TARGET}/{STYLESHEET[1].rsplit('/', 1)[-1]}")
-    app.add_js_file(None, body=PRELOAD_JS)
+    context["posenc_math_font"] = f"_static/{TARGET}/{FONT_NAME}"
 
 
 def _finish(app, exception):

@@ -292,7 +292,7 @@ document.fonts.ready.then(() => {
   });
   const faces = Array.from(document.fonts).filter((f) => f.family.replace(/["']/g, '') === family);
   const loaded = faces.some((f) => f.status === 'loaded');
-  // Over HTTP the font is preloaded (_ext/posenc_mathml.py's PRELOAD_JS), and fetched once:
+  // Over HTTP the font is preloaded (_ext/templates/static/webpack-macros.html), and fetched once:
   // a preload the stylesheet's font request cannot use would be a second fetch.
   let preload = null;
   if (formulas.length && location.protocol !== 'file:') {
