@@ -256,11 +256,13 @@ def test_breakage_repeated_id_and_unnamed_statement_are_caught(firefox, broken_c
 
 
 def test_breakage_cut_or_undescribed_preview_is_caught(firefox, broken_copy):
-    """Previews as narrow as tippy's default box, with their overflow hidden; and no description."""
+    """Previews whose formulas are not fitted to the box, a box that hides what overflows; and no description."""
     _inject_style(broken_copy, ".tippy-content { max-width: 200px; overflow: hidden; }"
                                " .tippy-content div.math > .formula { overflow: visible !important; }")
     script = broken_copy / "_static" / "previews.js"
-    script.write_text(script.read_text(encoding="utf-8").replace('content: "describedby"', 'content: null'),
+    text = script.read_text(encoding="utf-8")
+    assert text.count('content: "describedby"') == 1 and text.count("onMount: fitFormulas,") == 1
+    script.write_text(text.replace('content: "describedby"', "content: null").replace("onMount: fitFormulas,", ""),
                       encoding="utf-8")
     problems = _problems(firefox, broken_copy)
     assert any(p.startswith("preview of ") and "cut off:" in p for p in problems.get("previews", [])), problems
