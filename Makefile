@@ -10,7 +10,7 @@ export PATH := $(BIN):$(PATH)
 
 BUILD_FLAGS := --all -W -n --keep-going
 
-.PHONY: all venv book serve test check check-changed unit regression portability strict-build site-test site-test-built site-breakage-test-built live-test live-test-built notebook-test-built pdf pdf-test dist build baselines mutants format lab lab-setup bench clean
+.PHONY: all venv book serve test check check-changed unit regression portability strict-build site-test site-test-built site-breakage-test-built site-math-test-built live-test live-test-built notebook-test-built pdf pdf-test dist build baselines mutants format lab lab-setup bench clean
 
 all: book
 
@@ -37,7 +37,8 @@ book: $(STAMP)
 
 ## make test: two at a time on the two cores. First the strict build, beside the unit tests
 ## and baseline currency; then, on that build, the browser test of the site (its pages, and
-## the tests that break a copy of it), the Run controls in the browser (test_live), the
+## the tests that break a copy of it; test_site_math: formulas in Chromium and Firefox), the Run
+## controls in the browser (test_live), the
 ## downloaded notebooks (test_local_notebooks), beside the notebook regression (nbval) and
 ## its re-run under each other BLAS kernel (tests/test_portability.py).
 # Two phases, because make, given one list with -j2, starts the goals in list order and
@@ -49,7 +50,7 @@ SWEEP_KERNELS := Sandybridge Haswell Nehalem
 SITE_BREAKAGE := breakage or both_controls
 test: $(STAMP)
 	$(MAKE) -j2 --output-sync=target strict-build unit
-	$(MAKE) -j2 --output-sync=target site-breakage-test-built site-test-built live-test-built regression $(addprefix portability-,$(SWEEP_KERNELS)) notebook-test-built
+	$(MAKE) -j2 --output-sync=target site-breakage-test-built site-test-built live-test-built regression $(addprefix portability-,$(SWEEP_KERNELS)) notebook-test-built site-math-test-built
 
 # The tests of the site already built in _build/html (make test's second phase; `make
 # site-test` runs them all on their own).
@@ -58,6 +59,10 @@ site-test-built: $(STAMP)
 
 site-breakage-test-built: $(STAMP)
 	$(BIN)/python -m pytest tests/test_site.py -rs -k "$(SITE_BREAKAGE)"
+
+# The chapters' formulas, previews and page width in Chromium and Firefox ESR (tests/test_site_math.py).
+site-math-test-built: $(STAMP)
+	$(BIN)/python -m pytest tests/test_site_math.py -rs
 
 # The chapters' Run controls in the browser (tests/test_live.py), under Pyodide: one chapter in
 # full and the first cells of every other (make test).
@@ -84,7 +89,7 @@ serve:
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests --ignore=tests/test_site.py --ignore=tests/test_pdf.py --ignore=tests/test_local_notebooks.py --ignore=tests/test_live.py -m "not portability and not build"
+	$(BIN)/python -m pytest tests --ignore=tests/test_site.py --ignore=tests/test_pdf.py --ignore=tests/test_local_notebooks.py --ignore=tests/test_live.py --ignore=tests/test_site_math.py -m "not portability and not build"
 
 ## make check CHAPTER=04_rope: the loop while editing. Executes that chapter (or several:
 ## CHAPTER="03 04") and prints a diff of each output that differs from its baseline.
@@ -114,7 +119,7 @@ portability-%: $(STAMP)
 # Without Chromium it is skipped with a message saying how to install it (-rs prints it);
 # POSENC_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure.
 site-test: $(STAMP)
-	$(BIN)/python -m pytest tests/test_site.py tests/test_live.py tests/test_local_notebooks.py -rs
+	$(BIN)/python -m pytest tests/test_site.py tests/test_site_math.py tests/test_live.py tests/test_local_notebooks.py -rs
 
 ## make pdf: the whole book as one PDF, _build/latex/book.pdf, through Jupyter Book's LaTeX
 ## builder and XeLaTeX (strict, like the HTML), then its checks (tests/test_pdf.py).
