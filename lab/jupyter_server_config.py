@@ -28,9 +28,6 @@ from __future__ import annotations
 
 import re
 
-from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
-from jupytext.async_contentsmanager import build_async_jupytext_contents_manager_class
-
 
 def kernel_language_info() -> dict:
     """The ``language_info`` ipykernel sends in its ``kernel_info_reply`` (from its own class)."""
@@ -82,30 +79,36 @@ def _source(cell) -> str:
     return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
-class ChapterContentsManager(build_async_jupytext_contents_manager_class(AsyncLargeFileManager)):
-    """jupytext's contents manager; text notebooks come with their kernel's ``language_info``, and
-    their glued values as ``{eval}`` expressions."""
+def chapter_contents_manager():
+    """jupytext's contents manager, with text notebooks given their kernel's ``language_info``
+    and their glued values as ``{eval}`` expressions (imported here: jupyter_server comes with
+    `make lab` only, and the functions above are tested without it)."""
+    from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+    from jupytext.async_contentsmanager import build_async_jupytext_contents_manager_class
 
-    async def get(self, path, content=True, type=None, format=None, **kwargs):
-        model = await super().get(path, content=content, type=type, format=format, **kwargs)
-        if not str(path).endswith(".ipynb"):
-            model = with_language_info(model)
-            for cell in _markdown_cells(model):
-                cell["source"] = glue_as_eval(_source(cell))
-        return model
+    class ChapterContentsManager(build_async_jupytext_contents_manager_class(AsyncLargeFileManager)):
+        async def get(self, path, content=True, type=None, format=None, **kwargs):
+            model = await super().get(path, content=content, type=type, format=format, **kwargs)
+            if not str(path).endswith(".ipynb"):
+                model = with_language_info(model)
+                for cell in _markdown_cells(model):
+                    cell["source"] = glue_as_eval(_source(cell))
+            return model
 
-    async def save(self, model, path=""):
-        if not str(path).endswith(".ipynb"):
-            for cell in _markdown_cells(model):
-                cell["source"] = eval_as_glue(_source(cell))
-                cell.get("metadata", {}).pop("user_expressions", None)
-        return await super().save(model, path)
+        async def save(self, model, path=""):
+            if not str(path).endswith(".ipynb"):
+                for cell in _markdown_cells(model):
+                    cell["source"] = eval_as_glue(_source(cell))
+                    cell.get("metadata", {}).pop("user_expressions", None)
+            return await super().save(model, path)
+
+    return ChapterContentsManager
 
 
 if "get_config" in globals():  # read by the Jupyter server (not when imported by a test)
     c = get_config()  # noqa: F821
     # A jupytext contents manager already: jupytext's server extension keeps it as it is.
-    c.ServerApp.contents_manager_class = ChapterContentsManager
+    c.ServerApp.contents_manager_class = chapter_contents_manager()
     # jupyter-lsp looks for language servers with `npm prefix --global`, and npm writes its log
     # into ~/.npm; the chapters use no language server, so the extension is not loaded.
     c.ServerApp.jpserver_extensions = {"jupyter_lsp": False}

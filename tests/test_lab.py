@@ -183,8 +183,9 @@ def test_a_chapter_opens_with_the_language_info_its_kernel_will_report(tmp_path)
     (root / "jupytext.toml").write_bytes((ROOT / "chapters" / "jupytext.toml").read_bytes())
     chapter = CHAPTERS[0]
     (root / chapter.name).write_bytes(chapter.read_bytes())
-    manager = config.ChapterContentsManager(root_dir=str(root))
-    assert hasattr(config.ChapterContentsManager, "formats")  # jupytext's server extension keeps it
+    manager_class = config.chapter_contents_manager()
+    manager = manager_class(root_dir=str(root))
+    assert hasattr(manager_class, "formats")  # jupytext's server extension keeps it
     model = asyncio.run(manager.get(chapter.name, content=True, type="notebook"))
     assert model["content"]["metadata"]["language_info"] == IPythonKernel.language_info
     # the glued values as {eval} expressions; what jupyterlab-myst stores after running them is not saved
