@@ -89,7 +89,7 @@ MUTANTS = [
         claim="holds in every case; the cell checks it pair by pair",
         cell="assert all(x <= b for x, b in zip(err, bound))",
         fault="the bound 2 omega_i p u of correctly rounded frequencies applied to every frequency",
-        replace=(("assert all(x <= b for x, b in zip(err, bound))", "(e + (1 + e) * u / (1 + u)) * w_i", "2 * u * w_i"),),
+        replace=(("assert all(x <= b for x, b in zip(err, bound))", "f32_bound(e, w_i, p_ex)", "2 * u * w_i * p_ex"),),
     ),
     Mutant(
         id="float32-bound-position-above-2-24",
