@@ -13,17 +13,24 @@ per idea:
 - :mod:`posenc.mrope`       multimodal RoPE: time, height and width positions (Qwen2-VL, Qwen3-VL)
 - :mod:`posenc.layers`      local/global and NoPE layers (Gemma, Llama 4), their masks and temperature
 - :mod:`posenc.mla`         decoupled RoPE in multi-head latent attention (DeepSeek-V2/V3)
-- :mod:`posenc.interactive` interactive figures for the static book (states chosen in the browser)
+
+and, for the book and its experiment:
+
 - :mod:`posenc.markov`      the experiment's task: an order-2 Markov chain with known optimal loss
 - :mod:`posenc.model`       a small attention language model with hand-derived gradients
 - :mod:`posenc.experiment`  train at one length, evaluate at longer ones (``python -m posenc.experiment``)
+- :mod:`posenc.interactive` interactive figures for the static book (states chosen in the browser)
+- :mod:`posenc.plotting`    the book's plot style and colours
+- :mod:`posenc.book`        glue for the chapters' text and the display of posenc's own source
 
-Every public function is also importable from the package itself.
+The export rule: every public name of the first ten modules (their ``__all__``) is also
+importable from the package itself (``from posenc import apply_rope``); the modules of the
+second list are imported by name (``from posenc.experiment import run_experiment``).
+``tests/test_package.py`` checks the rule against every module's ``__all__``.
 """
 
 from .alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
 from .attention import causal_mask, relative_positions, scaled_dot_product_attention, softmax
-from .interactive import InteractiveFigure, interactive_figure
 from .layers import (
     chunked_causal_mask,
     llama4_layer_types,
@@ -33,17 +40,7 @@ from .layers import (
     sliding_window_causal_mask,
 )
 from .learned import LearnedPositionalEmbedding
-from .markov import (
-    MarkovChain,
-    bigram_entropy,
-    entropy_rate,
-    make_chain,
-    optimal_nll,
-    sample_sequences,
-    unigram_entropy,
-)
 from .mla import mla_scores, mla_softmax_scale
-from .model import ModelConfig, init_params, loss_and_grads
 from .mrope import MRopePositions, apply_mrope, mrope_axes, mrope_position_ids, mrope_table
 from .relative import t5_relative_bias, t5_relative_position_bucket
 from .rope import (
@@ -75,10 +72,10 @@ from .scaling import (
     yarn_scaling,
 )
 from .sinusoidal import (
-    sinusoidal_frequencies,
     interleave_permutation,
-    sinusoidal_shift_matrix,
     sinusoidal_encoding,
+    sinusoidal_frequencies,
+    sinusoidal_shift_matrix,
     tensor2tensor_encoding,
     tensor2tensor_frequencies,
 )
@@ -139,35 +136,4 @@ __all__ = [
     "query_temperature",
     "mla_softmax_scale",
     "mla_scores",
-    "interactive_figure",
-    "InteractiveFigure",
-    "MarkovChain",
-    "make_chain",
-    "sample_sequences",
-    "entropy_rate",
-    "bigram_entropy",
-    "unigram_entropy",
-    "optimal_nll",
-    "ModelConfig",
-    "init_params",
-    "loss_and_grads",
-    "ExperimentConfig",
-    "run_experiment",
-    "summarize",
-    "plot_results",
 ]
-
-
-# posenc.experiment is imported on first use (PEP 562), not here: importing it eagerly would
-# make ``python -m posenc.experiment`` warn that the module was imported before it ran.
-_LAZY = {name: "experiment" for name in ("ExperimentConfig", "run_experiment", "summarize", "plot_results")}
-
-
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -109,6 +109,14 @@ def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of bool, shape (T_q, T_k)
+
+    References
+    ----------
+    This is PyTorch's lower-right causal mask (``torch.nn.attention.bias.causal_lower_right``,
+    ``tril(ones(T_q, T_k), diagonal=T_k - T_q)``) and FlashAttention's ``causal=True`` since
+    version 2.1.  ``torch.nn.functional.scaled_dot_product_attention(..., is_causal=True)``
+    aligns to the upper left instead (``tril(ones(T_q, T_k))``); the two agree when
+    ``T_q == T_k``.
     """
     return relative_positions(n_queries, n_keys) <= 0
 
@@ -148,6 +156,12 @@ def scaled_dot_product_attention(q, k, v, *, bias=None, mask=None):
         (fully masked): that would be NaN, so it is an error instead.
     TypeError
         On non-float inputs or a mask that is not boolean.
+
+    References
+    ----------
+    Vaswani et al. (2017), "Attention Is All You Need", eq. (1).  The float ``bias`` and the
+    boolean ``mask`` (``True`` = may attend) are the two kinds of ``attn_mask`` of
+    ``torch.nn.functional.scaled_dot_product_attention``.
     """
     q = as_float_array("q", q, min_ndim=2)
     k = as_float_array("k", k, min_ndim=2)

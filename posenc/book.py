@@ -153,7 +153,7 @@ class Source:
     """The source of a ``posenc`` object, shown by a notebook as a highlighted Python block.
 
     A chapter shows the code it runs, not a copy: :func:`show_source` reads it from the
-    installed package with :func:`inspect.getsource`, so the page, the PDF, a downloaded
+    installed package with ``inspect.getsource``, so the page, the PDF, a downloaded
     notebook and the in-page Run controls show the same lines, and the notebook regression
     compares them with the stored output (a change to the shown function shows up there).
 
@@ -179,7 +179,7 @@ def show_source(obj, *, docstring: bool = False) -> Source:
     Parameters
     ----------
     obj : function, class or method
-        Anything :func:`inspect.getsource` can read.
+        Anything ``inspect.getsource`` can read.
     docstring : bool, optional
         Keep the docstring (default: replace it by an ellipsis, ``...``: the API page has it).
 

@@ -5,11 +5,12 @@ r"""The sinusoidal positional encoding of Vaswani et al. (2017).
     \mathrm{PE}(p)_{2i+1} = \cos(\omega_i p), \qquad
     \omega_i = \text{base}^{-2i/d}, \quad i = 0, \dots, d/2 - 1 .
 
-Sines sit in the even columns and cosines in the odd ones (the layout of the paper
-and of most re-implementations).  The original tensor2tensor code instead
+Sines sit in the even columns and cosines in the odd ones, the layout of the formula
+printed in the paper (section 3.5).  The paper's own code, tensor2tensor, instead
 concatenates all sines and then all cosines and spaces its frequencies as
-``max_timescale ** (-i / (d/2 - 1))``; :func:`tensor2tensor_encoding` reproduces it
-and :func:`interleave_permutation` converts between the two layouts.
+``max_timescale ** (-i / (d/2 - 1))``, and so do fairseq and the DDPM code that copies it;
+:func:`tensor2tensor_encoding` reproduces that form and :func:`interleave_permutation`
+converts between the two layouts.
 
 All angles are computed in float64.
 """
@@ -33,8 +34,13 @@ __all__ = [
 def sinusoidal_frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     r"""Angular frequencies :math:`\omega_i = \text{base}^{-2i/d}` of the sinusoidal encoding.
 
-    Computed in log space, :math:`\omega_i = \exp(-(2i/d) \ln \text{base})`, which is
-    what implementations do and what keeps the grid exactly geometric.
+    Computed in log space, :math:`\omega_i = \exp(-(2i/d) \ln \text{base})`, the form
+    tensor2tensor and fairseq use for their grid.  In float64 it differs from the power
+    form ``base ** (-2 * i / d)`` by up to about 14 units in the last place (the rounding
+    of :math:`\ln \text{base}` and of the exponent, magnified by :math:`\exp`), and its
+    consecutive ratios are no more equal than the power form's (they spread over about
+    18 units in the last place at ``d_model = 512``, the power form's over about 3).
+    Neither difference matters next to the rounding of an angle :math:`\omega_i p`.
 
     Parameters
     ----------
@@ -111,7 +117,9 @@ def sinusoidal_shift_matrix(k, d_model: int, base: float = 10000.0) -> np.ndarra
                         -\sin \omega_i k & \cos \omega_i k \end{pmatrix}
 
     which is the angle-addition formula written as a matrix.  It does not depend on
-    ``p``, is orthogonal, and :math:`M_j M_k = M_{j+k}`.
+    ``p``, is orthogonal, and :math:`M_j M_k = M_{j+k}`.  Vaswani et al. (2017,
+    section 3.5) chose the encoding because :math:`\mathrm{PE}(p + k)` is a linear
+    function of :math:`\mathrm{PE}(p)`; this is that function.
 
     Parameters
     ----------
@@ -125,6 +133,10 @@ def sinusoidal_shift_matrix(k, d_model: int, base: float = 10000.0) -> np.ndarra
     Returns
     -------
     numpy.ndarray of float64, shape (d_model, d_model)
+
+    References
+    ----------
+    Vaswani et al. (2017), "Attention Is All You Need", section 3.5.
     """
     k = check_float("k", k)
     omega = sinusoidal_frequencies(d_model, base)
@@ -155,6 +167,12 @@ def interleave_permutation(dim: int) -> np.ndarray:
     -------
     numpy.ndarray of int64, shape (dim,)
         ``[0, dim/2, 1, dim/2 + 1, ..., dim/2 - 1, dim - 1]``.
+
+    References
+    ----------
+    The concatenated layout: tensor2tensor's ``get_timing_signal_1d`` and GPT-NeoX's
+    ``rotate_half``; the interleaved one: Vaswani et al. (2017), section 3.5, and
+    RoFormer (Su et al., 2024).
     """
     dim = check_int("dim", dim, minimum=2, even=True)
     half = dim // 2
@@ -182,8 +200,9 @@ def tensor2tensor_frequencies(
     Parameters
     ----------
     d_model : int
-        A positive even width of at least 4 (the grid divides by ``d/2 - 1``;
-        tensor2tensor clamps that divisor to 1, which this function also does).
+        A positive even width.  The grid divides by ``d/2 - 1``, which is 0 for
+        ``d_model = 2``; tensor2tensor clamps that divisor to 1, and so does this
+        function, so ``d_model = 2`` gives the single frequency ``min_timescale``.
     min_timescale, max_timescale : float
         Shortest and longest timescale, ``0 < min_timescale < max_timescale``.
 

@@ -62,6 +62,8 @@ def test_causal_mask_shapes_and_kv_alignment():
     np.testing.assert_array_equal(causal_mask(3), np.tril(np.ones((3, 3), bool)))
     m = causal_mask(2, 4)
     np.testing.assert_array_equal(m, [[1, 1, 1, 0], [1, 1, 1, 1]])
+    # PyTorch's CausalVariant.LOWER_RIGHT example (shape (3, 4)), which the docstring names.
+    np.testing.assert_array_equal(causal_mask(3, 4), [[1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]])
 
 
 @pytest.mark.parametrize(

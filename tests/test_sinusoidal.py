@@ -81,6 +81,21 @@ def test_tensor2tensor_layout_and_grid():
     # min_timescale multiplies the grid, as tensor2tensor does.
     np.testing.assert_allclose(tensor2tensor_frequencies(d, min_timescale=2.0, max_timescale=8.0),
                                2.0 * 4.0 ** (-np.arange(4) / 3), rtol=1e-14)
+    # d = 2: tensor2tensor clamps the divisor d/2 - 1 = 0 to 1, leaving the one frequency min_timescale.
+    np.testing.assert_array_equal(tensor2tensor_frequencies(2), [1.0])
+    np.testing.assert_array_equal(tensor2tensor_frequencies(2, min_timescale=2.0, max_timescale=8.0), [2.0])
+
+
+def test_log_form_against_power_form():
+    """What the docstring of sinusoidal_frequencies says about its log form, at d = 512: within
+    about 14 units in the last place of the power form, its ratios no more equal than the power form's."""
+    d = 512
+    log_form = sinusoidal_frequencies(d)
+    power_form = 10000.0 ** (-2 * np.arange(d // 2) / d)
+    ulps = np.abs(log_form - power_form) / np.spacing(power_form)
+    assert 8 <= ulps.max() <= 16
+    spread = {name: np.ptp(w[1:] / w[:-1]) / np.spacing(w[1] / w[0]) for name, w in (("log", log_form), ("power", power_form))}
+    assert spread["power"] <= 4 < 12 <= spread["log"] <= 24
 
 
 @pytest.mark.parametrize(
