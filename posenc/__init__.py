@@ -10,6 +10,7 @@ per idea:
 - :mod:`posenc.alibi`       attention with linear biases
 - :mod:`posenc.relative`    T5's bucketed relative position bias
 - :mod:`posenc.scaling`     RoPE context extension (PI, NTK, dynamic NTK, YaRN, Llama 3), by ``rope_type``
+- :mod:`posenc.precision`   rounding to bfloat16, to reproduce 16-bit production arithmetic
 - :mod:`posenc.interactive` interactive figures for the static book (states chosen in the browser)
 - :mod:`posenc.markov`      the experiment's task: an order-2 Markov chain with known optimal loss
 - :mod:`posenc.model`       a small attention language model with hand-derived gradients
@@ -32,6 +33,7 @@ from .markov import (
     unigram_entropy,
 )
 from .model import ModelConfig, init_params, loss_and_grads
+from .precision import round_to_bfloat16
 from .relative import t5_relative_bias, t5_relative_position_bucket
 from .rope import (
     apply_rope,
@@ -103,6 +105,7 @@ __all__ = [
     "yarn_correction_range",
     "yarn_attention_factor",
     "llama3_scaling",
+    "round_to_bfloat16",
     "interactive_figure",
     "InteractiveFigure",
     "MarkovChain",
