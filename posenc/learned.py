@@ -116,12 +116,17 @@ class LearnedPositionalEmbedding:
             :math:`\\partial L / \\partial Y`, the shape of the last forward's output.
         """
         if self._positions is None:
-            raise RuntimeError("backward: call forward(positions) first; there is nothing to differentiate")
+            raise RuntimeError(
+                "backward: call forward(positions) first; there is nothing to differentiate"
+            )
         g = as_float_array("grad_out", grad_out)
         expected = self._positions.shape + (self.d_model,)
         if g.shape != expected:
-            raise ValueError(f"grad_out: expected shape {expected} (the forward output), got {g.shape}")
-        np.add.at(self.grad, self._positions.reshape(-1), g.reshape(-1, self.d_model))
+            raise ValueError(
+                f"grad_out: expected shape {expected} (the forward output), got {g.shape}"
+            )
+        np.add.at(self.grad, self._positions.reshape(-1),
+                  g.reshape(-1, self.d_model))
 
     def zero_grad(self) -> None:
         """Set ``grad`` to zero."""

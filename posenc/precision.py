@@ -48,5 +48,6 @@ def round_to_bfloat16(x) -> np.ndarray:
     PyTorch, ``c10/util/BFloat16.h``, ``round_to_nearest_even`` (the same bias and shift).
     """
     u = as_float_array("x", x).astype(np.float32).view(np.uint32)
-    u = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    kept_lowest = (u >> np.uint32(16)) & np.uint32(1)  # the lowest bit that is kept
+    u = (u + np.uint32(0x7FFF) + kept_lowest) & np.uint32(0xFFFF0000)
     return u.view(np.float32).astype(np.float64)

@@ -273,21 +273,23 @@ def apply_rope(
     Su et al., RoFormer, section 3.4.2 (the efficient realisation); Hugging Face ``transformers``,
     ``models/llama/modeling_llama.py``, ``rotate_half`` and ``apply_rotary_pos_emb``.
     """
-    x = _check_x(x, check_finite=False)  # finiteness: below, or block by block in the kernel
+    x = _check_x(x, check_finite=False)  # finiteness is checked below
     layout = check_choice("layout", layout, LAYOUTS)
     if table is None:
         pos = broadcast_positions("positions", positions, x.shape[:-1])
         table = rope_table(pos, x.shape[-1], inv_freq=inv_freq, base=base,
                            attention_factor=attention_factor, dtype=x.dtype)
     else:
-        table = _check_table(table, x, positions, inv_freq, base, attention_factor)
+        table = _check_table(table, x, positions, inv_freq, base,
+                             attention_factor)
     if _kernel.blocked_applies(x, table):
-        return _kernel.rotate_blocked(x, table, layout)  # the same products, in cache-sized blocks
+        # large inputs: the same products, block by block through the cache
+        return _kernel.rotate_blocked(x, table, layout)
     _kernel.check_finite(x)
     a, b = _pairs(x, layout)
-    z = np.empty(a.shape, dtype=table.dtype)  # a + ib, in the table's precision
-    z.real, z.imag = a, b
-    w = _kernel.multiply_flat(z, np.broadcast_to(table, z.shape))  # (a + ib) s e^{i m theta}
+    z = np.empty(a.shape, dtype=table.dtype)  # in the table's precision
+    z.real, z.imag = a, b  # z = a + ib
+    w = _kernel.multiply_flat(z, np.broadcast_to(table, z.shape))  # z * table
     out = np.empty_like(x)
     lo, hi = _pairs(out, layout)
     lo[...], hi[...] = w.real, w.imag
@@ -337,7 +339,9 @@ def _check_table(table, x: np.ndarray, positions, inv_freq, base, attention_fact
     return table
 
 
-def apply_rope_complex(x, positions, *, inv_freq=None, base: float = 10000.0) -> np.ndarray:
+def apply_rope_complex(
+    x, positions, *, inv_freq=None, base: float = 10000.0
+) -> np.ndarray:
     r"""RoPE computed as complex multiplication, :math:`z_i \mapsto z_i e^{\mathrm{i} m \theta_i}`.
 
     The pair ``(x[2i], x[2i+1])`` is read as the complex number
