@@ -9,7 +9,10 @@ per idea:
 - :mod:`posenc.rope`        rotary position embedding (RoFormer)
 - :mod:`posenc.alibi`       attention with linear biases
 - :mod:`posenc.relative`    T5's bucketed relative position bias
-- :mod:`posenc.scaling`     RoPE context extension (PI, NTK, dynamic NTK, YaRN, Llama 3), by ``rope_type``
+- :mod:`posenc.scaling`     RoPE context extension, every ``rope_type`` of Hugging Face 5.x, and configs
+- :mod:`posenc.mrope`       multimodal RoPE: time, height and width positions (Qwen2-VL, Qwen3-VL)
+- :mod:`posenc.layers`      local/global and NoPE layers (Gemma, Llama 4), their masks and temperature
+- :mod:`posenc.mla`         decoupled RoPE in multi-head latent attention (DeepSeek-V2/V3)
 - :mod:`posenc.precision`   rounding to bfloat16, to reproduce 16-bit production arithmetic
 - :mod:`posenc.interactive` interactive figures for the static book (states chosen in the browser)
 - :mod:`posenc.markov`      the experiment's task: an order-2 Markov chain with known optimal loss
@@ -22,6 +25,14 @@ Every public function is also importable from the package itself.
 from .alibi import alibi_bias, alibi_bias_bloom, alibi_slopes
 from .attention import causal_mask, relative_positions, scaled_dot_product_attention, softmax
 from .interactive import InteractiveFigure, interactive_figure
+from .layers import (
+    chunked_causal_mask,
+    llama4_layer_types,
+    local_global_layer_types,
+    query_temperature,
+    rope_layers,
+    sliding_window_causal_mask,
+)
 from .learned import LearnedPositionalEmbedding
 from .markov import (
     MarkovChain,
@@ -32,10 +43,13 @@ from .markov import (
     sample_sequences,
     unigram_entropy,
 )
+from .mla import mla_scores, mla_softmax_scale
 from .model import ModelConfig, init_params, loss_and_grads
+from .mrope import MRopePositions, apply_mrope, mrope_axes, mrope_position_ids, mrope_table
 from .precision import round_to_bfloat16
 from .relative import t5_relative_bias, t5_relative_position_bucket
 from .rope import (
+    apply_partial_rope,
     apply_rope,
     apply_rope_2d,
     apply_rope_complex,
@@ -52,7 +66,11 @@ from .scaling import (
     dynamic_ntk_scaling,
     linear_scaling,
     llama3_scaling,
+    longrope_attention_factor,
+    longrope_scaling,
     ntk_scaling,
+    proportional_scaling,
+    rope_from_config,
     rope_scaling,
     yarn_attention_factor,
     yarn_correction_range,
@@ -89,6 +107,7 @@ __all__ = [
     "rope_rotation_matrix",
     "rope_decay_curve",
     "apply_rope_2d",
+    "apply_partial_rope",
     "alibi_slopes",
     "alibi_bias",
     "alibi_bias_bloom",
@@ -105,6 +124,23 @@ __all__ = [
     "yarn_correction_range",
     "yarn_attention_factor",
     "llama3_scaling",
+    "longrope_scaling",
+    "longrope_attention_factor",
+    "proportional_scaling",
+    "rope_from_config",
+    "MRopePositions",
+    "mrope_position_ids",
+    "mrope_axes",
+    "mrope_table",
+    "apply_mrope",
+    "rope_layers",
+    "llama4_layer_types",
+    "local_global_layer_types",
+    "sliding_window_causal_mask",
+    "chunked_causal_mask",
+    "query_temperature",
+    "mla_softmax_scale",
+    "mla_scores",
     "round_to_bfloat16",
     "interactive_figure",
     "InteractiveFigure",

@@ -50,6 +50,7 @@ __all__ = [
     "rope_decay_curve",
     "apply_rope_2d",
     "interleave_permutation",
+    "apply_partial_rope",
 ]
 
 LAYOUTS = ("interleaved", "half")
@@ -494,4 +495,59 @@ def apply_rope_2d(x, rows, cols, *, base: float = 100.0) -> np.ndarray:
     out = np.empty_like(x)
     out[..., :half] = apply_rope_complex(x[..., :half], c, inv_freq=theta)
     out[..., half:] = apply_rope_complex(x[..., half:], r, inv_freq=theta)
+    return out
+
+
+def apply_partial_rope(x, positions, *, inv_freq, layout: str = "half", attention_factor: float = 1.0) -> np.ndarray:
+    r"""RoPE on the first ``2 len(inv_freq)`` coordinates of each head; the rest pass unchanged.
+
+    The convention of ``partial_rotary_factor`` in Hugging Face's models: with
+    ``r = int(head_dim * p)`` rotated coordinates, ``x[..., :r]`` is rotated with the
+    ``r / 2`` frequencies of width ``r`` (from any function of :mod:`posenc.scaling` with
+    ``partial_rotary_factor=p``) and ``x[..., r:]`` carries no position. The pairs inside
+    the rotated slice are ``(i, i + r/2)`` (``layout="half"``: GPT-NeoX, Phi-3,
+    StableLM, Persimmon, Qwen3-Next) or ``(2i, 2i+1)``
+    (``layout="interleaved"``: GLM and GLM-4). Gemma 4's ``proportional`` type is
+    not this convention: it rotates the whole head with zero frequencies in its last
+    planes (:func:`posenc.scaling.proportional_scaling`, then :func:`apply_rope`).
+
+    Parameters
+    ----------
+    x : array_like of float, shape (..., T, head_dim)
+        Queries or keys.
+    positions : array_like of real, shape (T,) or broadcastable to x.shape[:-1]
+        As in :func:`apply_rope`.
+    inv_freq : array_like of float, shape (r / 2,)
+        Frequencies of the rotated width ``r``, with ``2 <= r <= head_dim``.
+    layout : {"half", "interleaved"}, default "half"
+        Which coordinates of the rotated slice form a pair.
+    attention_factor : float, default 1.0
+        Positive factor applied to cos and sin, on the rotated slice only (as Hugging Face
+        multiplies its cos/sin cache, which covers only that slice).
+
+    Returns
+    -------
+    numpy.ndarray, shape and dtype of ``x``
+
+    References
+    ----------
+    Hugging Face transformers 5.24.0, ``apply_rotary_pos_emb`` in
+    ``models/phi3/modeling_phi3.py`` and ``models/gpt_neox/modeling_gpt_neox.py``
+    (``rotary_dim = cos.shape[-1]``, ``q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:]``)
+    and in ``models/glm/modeling_glm.py`` (the interleaved pairs).
+    """
+    x = _check_x(x)
+    layout = check_choice("layout", layout, LAYOUTS)
+    freqs = as_float_array("inv_freq", inv_freq, min_ndim=1)
+    if freqs.ndim != 1 or not 1 <= freqs.shape[0] <= x.shape[-1] // 2:
+        raise ValueError(
+            f"inv_freq: expected a 1-D array of 1 to head_dim / 2 = {x.shape[-1] // 2} frequencies, "
+            f"got shape {freqs.shape}"
+        )
+    attention_factor = check_float("attention_factor", attention_factor, positive=True)
+    pos = broadcast_positions("positions", positions, x.shape[:-1])
+    rotary = 2 * freqs.shape[0]
+    out = x.copy()
+    out[..., :rotary] = apply_rope(x[..., :rotary], pos, inv_freq=freqs, layout=layout,
+                                   attention_factor=attention_factor)
     return out
