@@ -192,7 +192,10 @@ return Array.from(document.querySelectorAll("div.cell[class*='posenc-cell-']")).
   return {index: index, upto: index <= upto, ran: !!live, folded: !!fold, storedShown: shown,
           // hide-output: the run's output folded too, open or closed as the stored fold is
           liveFoldedAsStored: !fold || (!!liveFold && liveFold.open === fold.open),
-          stored: stored ? Array.from(stored.querySelectorAll('.output.stream pre, .output.text_plain pre'))
+          // printed text, a repr, or a posenc.book.Source (show_source: stored as a highlighted
+          // Python block, printed by the run as its text)
+          stored: stored ? Array.from(stored.querySelectorAll(
+                                '.output.stream pre, .output.text_plain pre, .highlight-python pre'))
                                 .map((p) => p.textContent) : [],
           printed: text(live, '.posenc-live-stdout'), error: text(live, '.posenc-live-error'),
           kept: !!(live && live.querySelector('.posenc-live-note')) && shown,
