@@ -13,6 +13,7 @@ per idea:
 - :mod:`posenc.mrope`       multimodal RoPE: time, height and width positions (Qwen2-VL, Qwen3-VL)
 - :mod:`posenc.layers`      local/global and NoPE layers (Gemma, Llama 4), their masks and temperature
 - :mod:`posenc.mla`         decoupled RoPE in multi-head latent attention (DeepSeek-V2/V3)
+- :mod:`posenc.precision`   rounding to bfloat16, to reproduce 16-bit production arithmetic
 
 and, for the book and its experiment:
 
@@ -23,7 +24,7 @@ and, for the book and its experiment:
 - :mod:`posenc.plotting`    the book's plot style and colours
 - :mod:`posenc.book`        glue for the chapters' text and the display of posenc's own source
 
-The export rule: every public name of the first ten modules (their ``__all__``) is also
+The export rule: every public name of the first eleven modules (their ``__all__``) is also
 importable from the package itself (``from posenc import apply_rope``); the modules of the
 second list are imported by name (``from posenc.experiment import run_experiment``).
 ``tests/test_package.py`` checks the rule against every module's ``__all__``.
@@ -42,6 +43,7 @@ from .layers import (
 from .learned import LearnedPositionalEmbedding
 from .mla import mla_scores, mla_softmax_scale
 from .mrope import MRopePositions, apply_mrope, mrope_axes, mrope_position_ids, mrope_table
+from .precision import round_to_bfloat16
 from .relative import t5_relative_bias, t5_relative_position_bucket
 from .rope import (
     apply_partial_rope,
@@ -136,4 +138,5 @@ __all__ = [
     "query_temperature",
     "mla_softmax_scale",
     "mla_scores",
+    "round_to_bfloat16",
 ]

@@ -5,11 +5,11 @@ position enters the embeddings.  The slopes form a geometric sequence that start
 at :math:`2^{-8/H}` and has that same ratio, so for ``H = 8`` heads they are
 :math:`1/2, 1/4, \dots, 1/256`.
 
-The ALiBi authors' reference implementation and BLOOM (Hugging Face
-``build_alibi_tensor``) use a slope rule for head counts that are not powers of two:
-take the slopes of the largest power of two ``n <= H``, then the odd-indexed
-slopes of ``2n`` heads (every other one, starting with the first) until ``H``
-slopes are found.
+For head counts that are not powers of two the ALiBi authors' reference implementation
+(``get_slopes``, copied by BigScience's Megatron-DeepSpeed) uses a rule that Hugging Face's
+``build_alibi_tensor`` (BLOOM) re-implements in float32: take the slopes of the largest power
+of two ``n <= H``, then every other slope of ``2n`` heads, starting with the first (the 1st,
+3rd, 5th, ...: indices 0, 2, 4, ... counted from zero), until ``H`` slopes are found.
 """
 
 from __future__ import annotations
@@ -132,7 +132,8 @@ def alibi_bias_bloom(n_heads: int, n_keys: int) -> np.ndarray:
     r"""ALiBi as BLOOM computes it: :math:`+m_h\, j`, the same for every query.
 
     Hugging Face's ``build_alibi_tensor`` returns ``slopes * arange(n_keys)``
-    (for a sequence without padding), broadcast over queries.  Under a causal mask
+    (for a sequence without padding), broadcast over queries, cast to the model's dtype
+    (``.to(dtype)``); here it stays in float64.  Under a causal mask
     it differs from :func:`alibi_bias` by :math:`m_h i` in row ``i``, a constant per
     row, and softmax is invariant to such constants: the attention weights agree.
 

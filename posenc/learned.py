@@ -34,8 +34,13 @@ class LearnedPositionalEmbedding:
     d_model : int
         Width of each row, ``>= 1``.
     std : float, default 0.02
-        Standard deviation of the Gaussian initialisation (0.02 is BERT's
-        ``initializer_range``); must be >= 0.
+        Standard deviation of the Gaussian initialisation, which must be >= 0. The
+        default 0.02 is BERT's ``initializer_range``. The table is drawn from
+        :math:`\mathcal N(0, \text{std}^2)`, as Hugging Face's
+        ``BertPreTrainedModel._init_weights`` initialises ``nn.Embedding`` (``normal_``);
+        Google's original BERT code (``modeling.py``, ``create_initializer``) draws from a
+        normal truncated at two standard deviations (values beyond are re-drawn), which has
+        a standard deviation about 0.88 times ``std``.
     seed : int, default 0
         Seed of the ``numpy.random.default_rng`` used for initialisation.
 
@@ -111,12 +116,17 @@ class LearnedPositionalEmbedding:
             :math:`\\partial L / \\partial Y`, the shape of the last forward's output.
         """
         if self._positions is None:
-            raise RuntimeError("backward: call forward(positions) first; there is nothing to differentiate")
+            raise RuntimeError(
+                "backward: call forward(positions) first; there is nothing to differentiate"
+            )
         g = as_float_array("grad_out", grad_out)
         expected = self._positions.shape + (self.d_model,)
         if g.shape != expected:
-            raise ValueError(f"grad_out: expected shape {expected} (the forward output), got {g.shape}")
-        np.add.at(self.grad, self._positions.reshape(-1), g.reshape(-1, self.d_model))
+            raise ValueError(
+                f"grad_out: expected shape {expected} (the forward output), got {g.shape}"
+            )
+        np.add.at(self.grad, self._positions.reshape(-1),
+                  g.reshape(-1, self.d_model))
 
     def zero_grad(self) -> None:
         """Set ``grad`` to zero."""

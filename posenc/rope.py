@@ -37,6 +37,7 @@ from ._checks import (
     check_int,
 )
 from ._checks import _show
+from . import _rope_kernel as _kernel
 from .sinusoidal import interleave_permutation
 
 __all__ = [
@@ -273,21 +274,23 @@ def apply_rope(
     Su et al., RoFormer, section 3.4.2 (the efficient realisation); Hugging Face ``transformers``,
     ``models/llama/modeling_llama.py``, ``rotate_half`` and ``apply_rotary_pos_emb``.
     """
-    x = _check_x(x, check_finite=False)  # finiteness is checked below, block by block
+    x = _check_x(x, check_finite=False)  # finiteness is checked below
     layout = check_choice("layout", layout, LAYOUTS)
     if table is None:
         pos = broadcast_positions("positions", positions, x.shape[:-1])
         table = rope_table(pos, x.shape[-1], inv_freq=inv_freq, base=base,
                            attention_factor=attention_factor, dtype=x.dtype)
     else:
-        table = _check_table(table, x, positions, inv_freq, base, attention_factor)
-    if _blocked_applies(x, table):
-        return _rotate_blocked(x, table, layout)  # the same products, in cache-sized blocks
-    _check_finite(x)
+        table = _check_table(table, x, positions, inv_freq, base,
+                             attention_factor)
+    if _kernel.blocked_applies(x, table):
+        # large inputs: the same products, block by block through the cache
+        return _kernel.rotate_blocked(x, table, layout)
+    _kernel.check_finite(x)
     a, b = _pairs(x, layout)
-    z = np.empty(a.shape, dtype=table.dtype)  # a + ib, in the table's precision
-    z.real, z.imag = a, b
-    w = _multiply_flat(z, np.broadcast_to(table, z.shape))  # one rotation per pair
+    z = np.empty(a.shape, dtype=table.dtype)  # in the table's precision
+    z.real, z.imag = a, b  # z = a + ib
+    w = _kernel.multiply_flat(z, np.broadcast_to(table, z.shape))  # z * table
     out = np.empty_like(x)
     lo, hi = _pairs(out, layout)
     lo[...], hi[...] = w.real, w.imag
@@ -300,26 +303,6 @@ def _pairs(x: np.ndarray, layout: str):
     if layout == "interleaved":
         return x[..., 0::2], x[..., 1::2]
     return x[..., :half], x[..., half:]
-
-
-def _multiply_flat(z: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """``z * c`` for arrays of one shape, computed as one contiguous 1-D product.
-
-    NumPy's complex multiply has a vector loop (for contiguous operands, with a fused
-    multiply-add) and a scalar loop (for an operand broadcast along the inner loop) that
-    round differently in the last bit. Always taking the contiguous 1-D form makes a
-    token's rotation independent of the shape of the batch it comes in, bit for bit.
-    """
-    zf = np.ascontiguousarray(z).reshape(-1)
-    cf = np.ascontiguousarray(c).reshape(-1)
-    w = np.empty_like(zf)
-    np.multiply(zf, cf, out=w)
-    return w.reshape(z.shape)
-
-
-def _check_finite(x: np.ndarray) -> None:
-    if not np.isfinite(x).all():
-        raise ValueError("x: expected finite values, found NaN or infinity")
 
 
 def _check_table(table, x: np.ndarray, positions, inv_freq, base, attention_factor) -> np.ndarray:
@@ -357,95 +340,9 @@ def _check_table(table, x: np.ndarray, positions, inv_freq, base, attention_fact
     return table
 
 
-# ---------------------------------------------------------------------------------------
-# The fast path: the same complex products as apply_rope, through buffers that stay in
-# cache, without full-size temporaries.
-
-#: Below this many elements the plain path is as fast as the blocked one.
-_BLOCKED_MIN_SIZE = 1 << 16
-#: Complex elements per block, by layout: the half layout's gather and scatter buffers
-#: (512 KiB each in complex64) stay in cache; the interleaved layout needs no buffer and
-#: takes larger blocks, which costs fewer calls. Measured best on a 2-core EPYC.
-_BLOCK_ELEMS = {"interleaved": 1 << 18, "half": 1 << 16}
-
-
-def _blocked_applies(x: np.ndarray, table: np.ndarray) -> bool:
-    """Whether :func:`_rotate_blocked` handles this call: large float32/float64 inputs
-    whose rows all share one (T, d/2) table (positions of shape (T,))."""
-    return (
-        x.dtype in (np.float32, np.float64)
-        and x.dtype.isnative
-        and x.size >= _BLOCKED_MIN_SIZE
-        and all(n == 1 for n in table.shape[:-2])
-        and table.shape[-2:] == x.shape[-2:-1] + (x.shape[-1] // 2,)
-    )
-
-
-def _finite_or_raise(v: np.ndarray) -> None:
-    """Raise the error of :func:`_check_finite` if the 1-D block ``v`` has a NaN or an
-    infinity. A sum of finite values is finite unless it overflows, and any NaN or
-    infinity makes the sum NaN or infinite, so the exact test runs only on a non-finite
-    sum."""
-    if not np.isfinite(np.einsum("i->", v)):
-        _check_finite(v)
-
-
-def _rotate_blocked(x: np.ndarray, table: np.ndarray, layout: str) -> np.ndarray:
-    """:func:`apply_rope`'s products, block of rows by block of rows, bit for bit.
-
-    ``x`` is read once and the output written once; every multiply has two contiguous
-    operands of one shape (NumPy's vector loop, as in :func:`_multiply_flat`). The
-    interleaved layout multiplies views of ``x`` and of the output as complex numbers;
-    the half layout gathers each block's pairs into a small complex buffer and scatters
-    the products back. Sequences shorter than a block go several at a time, against the
-    table repeated once for the whole call.
-    """
-    n_tokens, head_dim = x.shape[-2], x.shape[-1]
-    half = head_dim // 2
-    rows = np.ascontiguousarray(x).reshape(-1, n_tokens * head_dim)
-    out = np.empty(rows.shape, dtype=x.dtype)
-    ctype = table.dtype
-    tab = np.ascontiguousarray(table).reshape(-1)  # (T * d/2,)
-    per_seq = n_tokens * half
-    block = _BLOCK_ELEMS[layout]
-    if per_seq >= block:
-        # long sequences: blocks of whole token rows within one sequence
-        span = max(1, block // half) * half
-        blocks = [(i, i + 1, s, min(s + span, per_seq)) for i in range(rows.shape[0])
-                  for s in range(0, per_seq, span)]
-    else:
-        # short sequences: several at a time, against the table repeated
-        group = max(1, block // per_seq)
-        tab = np.tile(tab, min(group, rows.shape[0]))
-        span = tab.size
-        blocks = [(i, min(i + group, rows.shape[0]), 0, per_seq) for i in range(0, rows.shape[0], group)]
-    if layout == "interleaved":
-        xc, oc = rows.view(ctype), out.view(ctype)  # (N, T * d/2) complex views
-        for i, j, s, e in blocks:
-            _finite_or_raise(rows[i:j, 2 * s:2 * e].reshape(-1))
-            size = (j - i) * (e - s)
-            np.multiply(xc[i:j, s:e].reshape(-1), tab[s:s + size] if j - i == 1 else tab[:size],
-                        out=oc[i:j, s:e].reshape(-1))
-        return out.reshape(x.shape)
-    z = np.empty(span, dtype=ctype)
-    w = np.empty_like(z)
-    real = x.dtype
-    for i, j, s, e in blocks:
-        src = rows[i:j, 2 * s:2 * e]
-        _finite_or_raise(src.reshape(-1))
-        size = (j - i) * (e - s)
-        n = size // half  # token rows in this block
-        zf = z[:size].view(real).reshape(n, half, 2)
-        src = src.reshape(n, 2, half)
-        zf[..., 0] = src[:, 0]  # gather: pair i of a row is (x[i], x[i + d/2])
-        zf[..., 1] = src[:, 1]
-        np.multiply(z[:size], tab[s:s + size] if j - i == 1 else tab[:size], out=w[:size])
-        # scatter, one call: the destination rows are contiguous
-        out[i:j, 2 * s:2 * e].reshape(n, 2, half)[...] = w[:size].view(real).reshape(n, half, 2).transpose(0, 2, 1)
-    return out.reshape(x.shape)
-
-
-def apply_rope_complex(x, positions, *, inv_freq=None, base: float = 10000.0) -> np.ndarray:
+def apply_rope_complex(
+    x, positions, *, inv_freq=None, base: float = 10000.0
+) -> np.ndarray:
     r"""RoPE computed as complex multiplication, :math:`z_i \mapsto z_i e^{\mathrm{i} m \theta_i}`.
 
     The pair ``(x[2i], x[2i+1])`` is read as the complex number

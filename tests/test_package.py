@@ -11,7 +11,7 @@ import posenc
 #: The export rule of posenc/__init__.py: the public names (``__all__``) of these modules are
 #: importable from the package itself; those of the others (the book's tooling and chapter 6's
 #: experiment) are imported from their modules. A new module must be put on one side.
-REEXPORTED = {"attention", "sinusoidal", "learned", "rope", "alibi", "relative", "scaling", "mrope", "layers", "mla"}
+REEXPORTED = {"attention", "sinusoidal", "learned", "rope", "alibi", "relative", "scaling", "mrope", "layers", "mla", "precision"}
 BY_MODULE = {"markov", "model", "experiment", "interactive", "plotting", "book"}
 MODULES = sorted(info.name for info in pkgutil.iter_modules(posenc.__path__) if not info.name.startswith("_"))
 

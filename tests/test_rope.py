@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import posenc._rope_kernel as kernel
 import posenc.rope as rope_module
 from helpers import raises_named
 from posenc import (
@@ -192,30 +193,30 @@ def test_any_memory_layout_gives_the_same_rotation(dtype):
 # --------------------------------------------------------------------------------------
 # `rope_table`, the `table=` argument of `apply_rope`, and its private blocked fast path.
 #
-# The fast path (`posenc.rope._rotate_blocked`) is an implementation detail: it must give
+# The fast path (`posenc._rope_kernel.rotate_blocked`) is an implementation detail: it must give
 # the readable path's bits exactly, on every shape, layout, dtype and memory layout.
 
 
 def _readable(monkeypatch, *args, **kwargs):
     """apply_rope with the fast path switched off."""
     with monkeypatch.context() as m:
-        m.setattr(rope_module, "_blocked_applies", lambda x, table: False)
+        m.setattr(kernel, "blocked_applies", lambda x, table: False)
         return apply_rope(*args, **kwargs)
 
 
 def _blocked(monkeypatch, *args, block, **kwargs):
     """apply_rope through the fast path, with tiny blocks so that one call has many."""
     calls = []
-    original = rope_module._rotate_blocked
+    original = kernel.rotate_blocked
 
     def spy(*a):
         calls.append(1)
         return original(*a)
 
     with monkeypatch.context() as m:
-        m.setattr(rope_module, "_BLOCKED_MIN_SIZE", 1)
-        m.setattr(rope_module, "_BLOCK_ELEMS", {"interleaved": block, "half": block})
-        m.setattr(rope_module, "_rotate_blocked", spy)
+        m.setattr(kernel, "BLOCKED_MIN_SIZE", 1)
+        m.setattr(kernel, "BLOCK_ELEMS", {"interleaved": block, "half": block})
+        m.setattr(kernel, "rotate_blocked", spy)
         out = apply_rope(*args, **kwargs)
     assert calls, "the fast path was not taken"
     return out
@@ -286,7 +287,7 @@ def test_fast_path_rejects_non_finite_x_in_any_block(monkeypatch, layout):
     # finite values whose sum overflows are accepted: the exact test decides
     big = np.full((3, 50, 8), 3e38, dtype=np.float32)
     with monkeypatch.context() as m:
-        m.setattr(rope_module, "_BLOCKED_MIN_SIZE", 1)
+        m.setattr(kernel, "BLOCKED_MIN_SIZE", 1)
         assert np.isfinite(apply_rope(big, np.zeros(50), layout=layout)).all()
 
 
@@ -427,7 +428,7 @@ def test_a_kept_table_gives_the_same_bits_as_positions():
     assert not np.array_equal(a[:, 5], b[:, 5]) and np.array_equal(a[:, 6], b[:, 6])
     _same_bits(apply_rope(x, table=table), a)  # the kept table is the caller's, unchanged
     lock = type(threading.Lock())
-    assert not [name for name, value in vars(rope_module).items()
+    assert not [name for module in (rope_module, kernel) for name, value in vars(module).items()
                 if isinstance(value, (lock, OrderedDict)) or name in ("_CIS_CACHE", "_CIS_LOCK")]
 
 

@@ -1270,6 +1270,39 @@ def test_breakage_build_path_is_caught(broken_copy):
     assert pages_showing_the_build_path(broken_copy) == ["api.html"]
 
 
+def pages_with_raw_tex(site: pathlib.Path) -> dict[str, list[str]]:
+    """Each page whose text, as a reader sees it, still holds a ``$``: a formula MyST left as TeX.
+
+    Code, scripts, styles and MathML are left out (a ``$`` there is legitimate); what remains
+    is the prose. A source line that begins with ``+ `` inside a ``$...$`` formula is read as
+    a list item, which cuts the formula in two and leaves both halves as raw TeX (chapter 4
+    had one); any unbalanced or unparsed ``$`` shows up the same way.
+    """
+    from bs4 import BeautifulSoup
+
+    found = {}
+    for page in site_pages(site):
+        soup = BeautifulSoup((site / page).read_text(encoding="utf-8"), "html.parser")
+        for tag in soup.select("script, style, pre, code, math, textarea, template, .highlight"):
+            tag.decompose()
+        text = " ".join(soup.get_text(" ").split())
+        hits = [text[max(0, m.start() - 40):m.end() + 40] for m in re.finditer(r"\$", text)]
+        if hits:
+            found[page] = hits
+    return found
+
+
+def test_no_raw_tex_reaches_a_page():
+    _need_site()
+    assert not pages_with_raw_tex(SITE), pages_with_raw_tex(SITE)
+
+
+def test_breakage_raw_tex_is_caught(broken_copy):
+    page = "chapters/04_rope.html"
+    _break(broken_copy, page, "</p>", " the offset $\\sigma(a, b)$ itself</p>")
+    assert list(pages_with_raw_tex(broken_copy)) == [page]
+
+
 def test_chapters_offer_their_executed_notebook():
     """Each chapter page links its executed notebook (.ipynb, with outputs) for download."""
     _need_site()
