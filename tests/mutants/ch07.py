@@ -1,0 +1,92 @@
+"""Mutants of chapter 7 (``chapters/07_today.md``); see ``mutants/__init__.py``."""
+
+from mutants import Mutant
+
+#: Proportional RoPE computed with the partial-rotary convention: the exponent over the
+#: rotated width ``2n`` instead of the whole head.
+_PROPORTIONAL_OVER_ROTATED_WIDTH = """
+import posenc.scaling as _scaling
+
+def proportional_scaling(head_dim, *, base=10000.0, factor=1.0, partial_rotary_factor=1.0):
+    n = int(partial_rotary_factor * head_dim // 2)
+    freqs = np.zeros(head_dim // 2)
+    freqs[:n] = rope_frequencies(2 * n, base)
+    return _scaling.RopeScaling(freqs / factor, 1.0)
+"""
+
+#: M-RoPE whose planes take the frequency of their index within their own axis' planes.
+_MROPE_PER_SECTION = """
+import posenc.mrope as _mrope
+
+def _per_section_table(position_ids, head_dim, *, mrope_section, mrope_interleaved=False, inv_freq=None,
+                       base=10000.0, attention_factor=1.0, dtype="float64"):
+    axes = _mrope.mrope_axes(head_dim, mrope_section=mrope_section, mrope_interleaved=mrope_interleaved)
+    pos = np.asarray(position_ids, dtype=float)
+    out = np.empty(pos.shape[1:] + (head_dim // 2,), dtype=complex)
+    for axis in range(3):
+        planes = np.flatnonzero(axes == axis)
+        out[..., planes] = np.exp(1j * pos[axis][..., None] * rope_frequencies(2 * planes.size, base))
+    return out * attention_factor
+
+_mrope.mrope_table = _per_section_table
+"""
+
+#: Text tokens whose height position is one more than their time and width positions.
+_MROPE_UNEQUAL_TEXT = """
+_mrope_position_ids = mrope_position_ids
+
+def mrope_position_ids(*args, **kwargs):
+    found = _mrope_position_ids(*args, **kwargs)
+    shifted = found.position_ids.copy()
+    shifted[1] += 1
+    return found._replace(position_ids=shifted)
+"""
+
+#: The naive design: RoPE on the up-projected content keys (and the content queries) in
+#: the materialised scores, which the absorbed form cannot reproduce.
+_MLA_ROTATED_CONTENT = """
+_mla_scores = mla_scores
+
+def mla_scores(q, c_kv, k_rope, positions, *, w_uk, softmax_scale, absorb=False, **kwargs):
+    scores = _mla_scores(q, c_kv, k_rope, positions, w_uk=w_uk, softmax_scale=softmax_scale, absorb=absorb,
+                         **kwargs)
+    if absorb:
+        return scores
+    nope = w_uk.shape[-1]
+    k_nope = np.einsum("tr,rhn->htn", c_kv, w_uk)
+    q_nope = q[..., :nope]
+    plain = q_nope @ np.swapaxes(k_nope, -1, -2)
+    rotated = apply_rope(q_nope, positions) @ np.swapaxes(apply_rope(k_nope, positions), -1, -2)
+    return scores + (rotated - plain) * softmax_scale
+"""
+
+MUTANTS = [
+    Mutant(
+        id="proportional-exponent-over-rotated-width",
+        claim="it fails if `proportional_scaling` took its exponent over the rotated width",
+        cell="np.testing.assert_array_equal(gemma4_global[:64], full[:64])",
+        fault="proportional RoPE's frequencies b^(-2i/(2n)) (partial-rotary convention) instead of b^(-2i/d)",
+        patch=_PROPORTIONAL_OVER_ROTATED_WIDTH,
+    ),
+    Mutant(
+        id="mrope-frequency-per-section",
+        claim="The check would fail if `apply_mrope` gave a plane the frequency of its index within its own section",
+        cell="text_only = mrope_position_ids(np.zeros(40, dtype=int)).position_ids",
+        fault="mrope_table gives each axis the frequencies of a head as wide as its own planes",
+        patch=_MROPE_PER_SECTION,
+    ),
+    Mutant(
+        id="mrope-unequal-text-positions",
+        claim="or if text tokens did not get equal positions on the three axes",
+        cell="text_only = mrope_position_ids(np.zeros(40, dtype=int)).position_ids",
+        fault="text tokens get height position m + 1 (time and width m)",
+        patch=_MROPE_UNEQUAL_TEXT,
+    ),
+    Mutant(
+        id="mla-rope-on-content-keys",
+        claim="The agreement would fail if the rotation were applied to the up-projected content keys",
+        cell="materialised = mla_scores(q_mla, latents, k_rope, pos, w_uk=w_uk, softmax_scale=scale)",
+        fault="the materialised scores rotate the content queries and the up-projected content keys",
+        patch=_MLA_ROTATED_CONTENT,
+    ),
+]
