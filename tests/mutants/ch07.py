@@ -60,7 +60,71 @@ def mla_scores(q, c_kv, k_rope, positions, *, w_uk, softmax_scale, absorb=False,
     return scores + (rotated - plain) * softmax_scale
 """
 
+#: A ``llama3`` reader that ignores the configuration's ``high_freq_factor`` and uses
+#: Llama 3.1's 4 (Scout sets 1, which removes the blended band).
+_LLAMA3_DEFAULT_HIGH_FREQ = """
+import posenc.scaling as _scaling
+
+_llama3 = _scaling.ROPE_SCALING_FUNCTIONS["llama3"]
+
+def _llama3_default_band(head_dim, **options):
+    options["high_freq_factor"] = 4.0
+    return _llama3(head_dim, **options)
+
+_scaling.ROPE_SCALING_FUNCTIONS = {**_scaling.ROPE_SCALING_FUNCTIONS, "llama3": _llama3_default_band}
+"""
+
+#: A ``yarn`` reader that ignores ``truncate=False`` and rounds the ramp's ends to whole planes.
+_YARN_ALWAYS_TRUNCATED = """
+import posenc.scaling as _scaling
+
+_yarn = _scaling.ROPE_SCALING_FUNCTIONS["yarn"]
+
+def _yarn_rounded(head_dim, **options):
+    options["truncate"] = True
+    return _yarn(head_dim, **options)
+
+_scaling.ROPE_SCALING_FUNCTIONS = {**_scaling.ROPE_SCALING_FUNCTIONS, "yarn": _yarn_rounded}
+"""
+
+#: LongRoPE's attention factor with the logarithm of the extended length s L0 instead of L0.
+_LONGROPE_FACTOR_OVER_EXTENDED = """
+import math
+import posenc.scaling as _scaling
+
+def longrope_attention_factor(*, factor, original_max_position):
+    if factor <= 1.0:
+        return 1.0
+    return math.sqrt(1 + math.log(factor) / math.log(factor * original_max_position))
+
+_scaling.longrope_attention_factor = longrope_attention_factor
+"""
+
 MUTANTS = [
+    Mutant(
+        id="llama3-ignores-high-freq-factor",
+        claim="That cell fails if a reader of Scout's configuration ignored its `high_freq_factor` of 1",
+        cell="assert scout_kept + scout_divided == 64",
+        at="def spectrum_row",
+        fault="the llama3 rope type always uses high_freq_factor = 4 (Llama 3.1's), whatever the configuration says",
+        patch=_LLAMA3_DEFAULT_HIGH_FREQ,
+    ),
+    Mutant(
+        id="yarn-ignores-truncate-false",
+        claim="or if gpt-oss's ramp were rounded to whole planes",
+        cell="assert scout_kept + scout_divided == 64",
+        at="def spectrum_row",
+        fault="the yarn rope type always rounds the ramp's ends (truncate=True), ignoring gpt-oss's truncate=False",
+        patch=_YARN_ALWAYS_TRUNCATED,
+    ),
+    Mutant(
+        id="longrope-factor-log-of-extended-length",
+        claim="The hidden check under the plane-by-plane cell fails if the factor took the logarithm of another length",
+        cell="for computed in (longrope.attention_factor, phi3_attention):",
+        at="la2_128k = np.array(",
+        fault="longrope_attention_factor = sqrt(1 + ln s / ln(s L0)) instead of sqrt(1 + ln s / ln L0)",
+        patch=_LONGROPE_FACTOR_OVER_EXTENDED,
+    ),
     Mutant(
         id="proportional-exponent-over-rotated-width",
         claim="it fails if `proportional_scaling` took its exponent over the rotated width",
