@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := --all -W -n --keep-going
 NBVAL_FLAGS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: all venv book serve test unit regression portability strict-build site-test site-test-built site-breakage-test-built live-test-built notebook-test-built pdf pdf-test dist build baselines mutants format lab lab-setup bench clean
+.PHONY: all venv book serve test unit regression portability strict-build site-test site-test-built site-breakage-test-built site-math-test-built live-test-built notebook-test-built pdf pdf-test dist build baselines mutants format lab lab-setup bench clean
 
 all: book
 
@@ -38,7 +38,8 @@ book: $(STAMP)
 
 ## make test: two at a time on the two cores. First the strict build, beside the unit tests
 ## and baseline currency; then, on that build, the browser test of the site (its pages, and
-## the tests that break a copy of it), the Run controls in the browser (test_live), the
+## the tests that break a copy of it; test_site_math: formulas in Chromium and Firefox), the Run
+## controls in the browser (test_live), the
 ## downloaded notebooks (test_local_notebooks), beside the notebook regression (nbval) and
 ## its re-run under each other BLAS kernel (tests/test_portability.py).
 # Two phases, because make, given one list with -j2, starts the goals in list order and
@@ -50,7 +51,7 @@ SWEEP_KERNELS := Sandybridge Haswell Nehalem
 SITE_BREAKAGE := breakage or both_controls
 test: $(STAMP)
 	$(MAKE) -j2 --output-sync=target strict-build unit
-	$(MAKE) -j2 --output-sync=target site-breakage-test-built site-test-built live-test-built regression $(addprefix portability-,$(SWEEP_KERNELS)) notebook-test-built
+	$(MAKE) -j2 --output-sync=target site-breakage-test-built site-test-built live-test-built regression $(addprefix portability-,$(SWEEP_KERNELS)) notebook-test-built site-math-test-built
 
 # The tests of the site already built in _build/html (make test's second phase; `make
 # site-test` runs them all on their own).
@@ -59,6 +60,10 @@ site-test-built: $(STAMP)
 
 site-breakage-test-built: $(STAMP)
 	$(BIN)/python -m pytest tests/test_site.py -rs -k "$(SITE_BREAKAGE)"
+
+# The chapters' formulas, previews and page width in Chromium and Firefox ESR (tests/test_site_math.py).
+site-math-test-built: $(STAMP)
+	$(BIN)/python -m pytest tests/test_site_math.py -rs
 
 # The chapters' Run controls in the browser (tests/test_live.py): every chapter run under Pyodide.
 live-test-built: $(STAMP)
@@ -79,7 +84,7 @@ serve:
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py --ignore=tests/test_local_notebooks.py --ignore=tests/test_live.py -m "not portability"
+	$(BIN)/python -m pytest tests --ignore=tests/baselines --ignore=tests/test_site.py --ignore=tests/test_pdf.py --ignore=tests/test_local_notebooks.py --ignore=tests/test_live.py --ignore=tests/test_site_math.py -m "not portability"
 
 ## make portability: the notebook regression under other OpenBLAS kernels and thread counts
 ## (a kernel the CPU lacks is skipped, with the reason).
@@ -95,7 +100,7 @@ portability-%: $(STAMP)
 # Without Chromium it is skipped with a message saying how to install it (-rs prints it);
 # POSENC_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure.
 site-test: $(STAMP)
-	$(BIN)/python -m pytest tests/test_site.py tests/test_live.py tests/test_local_notebooks.py -rs
+	$(BIN)/python -m pytest tests/test_site.py tests/test_site_math.py tests/test_live.py tests/test_local_notebooks.py -rs
 
 ## make pdf: the whole book as one PDF, _build/latex/book.pdf, through Jupyter Book's LaTeX
 ## builder and XeLaTeX (strict, like the HTML), then its checks (tests/test_pdf.py).

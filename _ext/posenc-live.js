@@ -15,6 +15,7 @@
   let queue = Promise.resolve();  // one run at a time, in the order asked
   const bars = [];                // every cell's bar, to disable buttons while running
   window.posencLive = { timings: [], ran };
+  const STOPPED = { stopped: true };
 
   function cellElement(index) {
     return document.querySelector(`div.cell.posenc-cell-${index}`);
@@ -53,16 +54,25 @@
         pending.clear();
       };
       const ready = await ask({ type: "init", indexURL: PYODIDE });
+      if (ready === STOPPED) return;
       if (ready.error) throw new Error(ready.error);
       window.posencLive.fetched = ready.fetched;
       makeEditable();
     })();
-    starting.catch(() => {  // a later click tries again, in a new worker
-      starting = null;
-      if (worker) worker.terminate();
-      worker = null;
-    });
+    starting.catch(stop);  // a later click tries again, in a new worker
     return starting;
+  }
+
+  // Ends the worker, and with it Python and every variable the page's cells made: a cell that
+  // does not return (chapter 6 retrains a model for minutes) is stopped only so. What waits
+  // for an answer gets STOPPED; the next Run starts a new worker and runs from the top.
+  function stop() {
+    if (worker) worker.terminate();
+    worker = null;
+    starting = null;
+    ran.clear();
+    for (const resolve of pending.values()) resolve(STOPPED);
+    pending.clear();
   }
 
   function makeEditable() {
@@ -74,12 +84,20 @@
       pre.spellcheck = false;
       pre.setAttribute("role", "textbox");
       pre.setAttribute("aria-multiline", "true");
-      pre.setAttribute("aria-label", `Code of code cell ${pre.closest("div.cell").dataset.posencNumber}, editable`);
+      pre.setAttribute("aria-label", `Code of code cell ${pre.closest("div.cell").dataset.posencNumber}, ` +
+        "editable; Tab indents, Escape then Tab leaves the code");
       pre.classList.add("posenc-live-editable");
       // Keys typed in the code are the code's: the page's one-key shortcuts (Sphinx's "/",
       // which moves to the search box) must not take them. Shortcuts with Ctrl, Alt or Meta,
-      // and Escape, still reach the page.
+      // and Escape, still reach the page. Tab indents by four spaces, as in a notebook; after
+      // Escape, Tab (or Shift+Tab) leaves the code, so the keyboard is never trapped in it.
+      let leaving = false;
       pre.addEventListener("keydown", (event) => {
+        if (event.key === "Tab" && !leaving && !(event.ctrlKey || event.altKey || event.metaKey || event.shiftKey)) {
+          event.preventDefault();
+          document.execCommand("insertText", false, "    ");
+        }
+        leaving = event.key === "Escape";
         if (!(event.ctrlKey || event.altKey || event.metaKey || event.key === "Escape")) event.stopPropagation();
       });
     }
@@ -165,8 +183,25 @@
     if (back) back.hidden = false;
   }
 
-  function busy(on) {
-    for (const bar of bars) bar.buttons.forEach((b) => { b.disabled = on; });
+  // While a run lasts, every Run control is disabled but the Stop control of the bar that
+  // started it, which the focus moves to if it was on a control it disables; the bar's timer
+  // counts the seconds (role "timer": not read aloud at each tick).
+  function busy(bar, on) {
+    const focused = bars.some((b) => b.buttons.includes(document.activeElement));
+    for (const b of bars) b.buttons.forEach((button) => { button.disabled = on; });
+    bar.stop.hidden = !on;
+    clearInterval(bar.ticking);
+    bar.timer.textContent = "";
+    if (on) {
+      const since = performance.now();
+      bar.ticking = setInterval(() => {
+        const seconds = Math.round((performance.now() - since) / 1000);
+        bar.timer.textContent = `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")} elapsed`;
+      }, 1000);
+      if (focused) bar.stop.focus();
+    } else if (document.activeElement === bar.stop || (focused && document.activeElement === document.body)) {
+      bar.buttons[0].focus();
+    }
   }
 
   async function run(index, fromTop, bar) {
@@ -176,12 +211,16 @@
         `http://127.0.0.1:8000/${PAGE}.html`);
       return;
     }
-    busy(true);
+    busy(bar, true);
     const clicked = performance.now();
+    const seconds = () => ((performance.now() - clicked) / 1000).toFixed(1);
+    const stopped = () => say(bar, `Stopped after ${seconds()} s: Python and the page's variables are gone, ` +
+      "and the next Run starts again from the top.");
     try {
       await start(bar);
+      if (!worker) return stopped();
       if (fromTop) {
-        await ask({ type: "reset" });
+        if (await ask({ type: "reset" }) === STOPPED) return stopped();
         ran.clear();
       }
       const upto = cells.findIndex((c) => c.index === index);
@@ -190,6 +229,7 @@
         if (k < upto && ran.has(cell.index)) continue;
         say(bar, k < upto ? `Running cell ${k + 1} of the ${upto + 1} up to this one…` : "Running…");
         const result = await ask({ type: "run", code: sourceOf(cell) });
+        if (result === STOPPED) return stopped();
         ran.add(cell.index);
         const el = cell.shown ? cellElement(cell.index) : null;
         if (el) show(el, result);
@@ -200,11 +240,11 @@
           return;
         }
       }
-      say(bar, `Ran in your browser (${((performance.now() - clicked) / 1000).toFixed(1)} s).`);
+      say(bar, `Ran in your browser (${seconds()} s).`);
     } catch (error) {
       say(bar, `Python could not start: ${error.message}`);
     } finally {
-      busy(false);
+      busy(bar, false);
     }
   }
 
@@ -238,7 +278,12 @@
         button("Run from the top", `Run from the top through code cell ${n + 1}`, "posenc-live-all", go(true)),
         back,
       ];
-      bar.append(...bar.buttons, bar.status);
+      bar.stop = button("Stop", "Stop the run (ends Python in this page)", "posenc-live-stop", stop);
+      bar.stop.hidden = true;
+      bar.timer = document.createElement("span");
+      bar.timer.className = "posenc-live-timer";
+      bar.timer.setAttribute("role", "timer");
+      bar.append(...bar.buttons, bar.stop, bar.status, bar.timer);
       el.prepend(bar);
       bars.push(bar);
     });

@@ -73,13 +73,19 @@ def cut_stylesheet(css: str, names: set[str]) -> str:
 
     A ``.fa-NAME:before`` selector of a ``content`` rule is kept if ``NAME`` is in ``names``; a
     rule left with no selector is dropped; every other rule and selector is kept as it is.
+    Each icon's character gets an empty alternative text (``content:"\\f002"/""``): an icon is
+    decorative, and a screen reader would read its Private Use Area character as part of the
+    name of the link or button it is drawn in ("\\uf002 Search").
     """
 
     def keep(match: re.Match) -> str:
         selectors = match.group(1).split(",")
         kept = [s for s in selectors if not ICON_SELECTOR.fullmatch(s.strip())
                 or ICON_SELECTOR.fullmatch(s.strip()).group(1) in names]
-        return f'{",".join(kept)}{{content:"\\{match.group(2)}"}}' if kept else ""
+        if not kept:
+            return ""
+        alt = '/""' if all(ICON_SELECTOR.fullmatch(s.strip()) for s in kept) else ""
+        return f'{",".join(kept)}{{content:"\\{match.group(2)}"{alt}}}'
 
     return CONTENT_RULE.sub(keep, css)
 

@@ -17,8 +17,14 @@ and screen readers read it. This extension is Sphinx's HTML math renderer
 - **A formula Temml cannot typeset is a build warning** naming the page and the TeX (an
   error with ``-W``, as ``make book`` builds); the formula is then shown as its TeX.
 - **The pages' markup is Sphinx's own**: ``span.math`` and ``div.math`` (with the equation
-  number and its permalink), holding ``<math>`` instead of ``\\(...\\)`` and ``\\[...\\]``;
-  a display of several paragraphs is aligned as Sphinx's MathJax renderer aligns it.
+  number and its permalink), holding ``<math>`` instead of ``\\(...\\)`` and ``\\[...\\]``,
+  but for two things: a displayed formula is in a ``div.formula`` of its own (the box that
+  scrolls when it is wider than the column), and its number follows it; a display of
+  several paragraphs is aligned as Sphinx's MathJax renderer aligns it.
+- **Each formula is named by its spoken text** (``aria-label``): speech-rule-engine, the
+  speech engine of MathJax, turns Temml's MathML into ClearSpeak English in the same Node.js
+  process, so a screen reader says "x is a member of r-d" rather than nothing, or the
+  characters one by one.
 - **Spacing as TeX sets it** where Chromium would not (:func:`adjust`): no operator space
   around a sized delimiter (``\\bigl(``) nor around an operator in a script or a limit,
   and a thin space before a function name that follows a subscripted symbol. Formulas are
@@ -40,6 +46,7 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -61,6 +68,8 @@ STYLESHEET = ("temml", "dist/Temml-STIX2.css")
 #: The PyPI package that ships STIX Two Math, and the font's path inside it.
 FONT_PACKAGE = ("ziamath", "fonts/STIXTwoMath-Regular.ttf")
 TEMML_LICENCE = ("temml", "LICENSE")
+#: The npm package speech-rule-engine (pinned in tools/assets.json, with its two dependencies).
+SPEECH = ("speech-rule-engine", "index.js")
 #: Where the site keeps them (under ``_static``); the font's name is the one Temml's stylesheet names.
 TARGET = "mathml"
 FONT_NAME = "STIXTwoMath.woff2"
@@ -117,12 +126,15 @@ def node_binary() -> str:
 class Typesetter:
     """TeX -> MathML, by Temml in one Node.js process started on first use; each result is kept.
 
-    ``typesetter(tex, display)`` returns the ``<math>`` element (:func:`adjust`-ed); raises
-    :class:`TexError` with Temml's message if Temml cannot typeset ``tex``.
+    ``typesetter(tex, display)`` returns the ``<math>`` element (:func:`adjust`-ed), named by
+    its spoken text (``aria-label``, from speech-rule-engine in ``speech``, whose dependencies
+    are found in ``modules``); raises :class:`TexError` with Temml's message if Temml cannot
+    typeset ``tex``.
     """
 
-    def __init__(self, temml: pathlib.Path, node: str | None = None):
-        self.command = [node or node_binary(), str(RUNNER), str(temml)]
+    def __init__(self, temml: pathlib.Path, speech: pathlib.Path, modules: pathlib.Path, node: str | None = None):
+        self.command = [node or node_binary(), str(RUNNER), str(temml), str(speech)]
+        self.env = {**os.environ, "NODE_PATH": str(modules)}
         self._process: subprocess.Popen | None = None
         self._done: dict[tuple[str, bool], str | TexError] = {}
 
@@ -132,7 +144,8 @@ class Typesetter:
         key = (tex, bool(display))
         if key not in self._done:
             reply = self._ask({"tex": tex, "display": bool(display)})
-            self._done[key] = adjust(reply["mathml"]) if "mathml" in reply else TexError(reply["error"])
+            self._done[key] = (adjust(reply["mathml"], reply["speech"].strip() or tex) if "mathml" in reply
+                               else TexError(reply["error"]))
         result = self._done[key]
         if isinstance(result, TexError):
             raise result
@@ -141,7 +154,7 @@ class Typesetter:
     def _ask(self, request: dict) -> dict:
         if self._process is None or self._process.poll() is not None:
             self._process = subprocess.Popen(
-                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8"
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8", env=self.env
             )
         self._process.stdin.write(json.dumps(request) + "\n")
         self._process.stdin.flush()
@@ -157,8 +170,9 @@ class Typesetter:
             self._process = None
 
 
-def adjust(mathml: str) -> str:
-    """Temml's MathML with three spacings set as TeX sets them, where Chromium would not.
+def adjust(mathml: str, label: str) -> str:
+    """Temml's MathML, named ``label`` (``aria-label``: what a screen reader says for it), with
+    three spacings set as TeX sets them, where Chromium would not.
 
     - A sized delimiter (``\\bigl(`` ... ``\\Biggr)``, the only ``<mo>`` with ``minsize``)
       gets no operator space: Temml writes it without a form, and Chromium spaces it like an
@@ -171,6 +185,7 @@ def adjust(mathml: str) -> str:
       ordinary symbol and an operator, which Temml adds after a plain symbol only.
     """
     root = ElementTree.fromstring(mathml)
+    root.set("aria-label", label)
     for mo in root.iter("mo"):
         if "minsize" in mo.attrib:
             mo.set("lspace", "0em")
@@ -222,13 +237,19 @@ def visit_math(self, node: nodes.math) -> None:
 
 
 def visit_displaymath(self, node: nodes.math_block) -> None:
+    # The formula, in a box of its own that scrolls sideways when the formula is wider (Firefox
+    # neither scrolls nor clips a <math> element that overflows: it paints it over what
+    # follows); then its number, the order a screen reader reads (custom.css draws the number
+    # on the right).
     self.body.append(self.starttag(node, "div", CLASS="math notranslate nohighlight"))
+    self.body.append('<div class="formula">')
+    self.body.append(_typeset(self, node, display_tex(node), display=True))
+    self.body.append("</div>")
     if node["number"]:
         number = get_node_equation_number(self, node)
         self.body.append(f'<span class="eqno">({number})')
         self.add_permalink_ref(node, _("Link to this equation"))
         self.body.append("</span>")
-    self.body.append(_typeset(self, node, display_tex(node), display=True))
     self.body.append("</div>\n")
     raise nodes.SkipNode
 
@@ -281,31 +302,16 @@ def _start(app):
         "font": font_source(),
         "temml licence": assets.asset(*TEMML_LICENCE),
     }
-    app.posenc_mathml = Typesetter(app.posenc_mathml_files["temml"])
-
-
-#: A page's inline script that asks for the math font as soon as its stylesheets are in, rather
-#: than once the first layout finds a formula: the font then arrives before the first paint,
-#: and the text does not move when it does (chapter 4's first paragraph moved by 0.096 of the
-#: screen, Lighthouse's Cumulative Layout Shift, when the font came after). A preload is a CORS
-#: request (fonts are fetched so), which a page opened from disk (file://) cannot make: the
-#: browser would log two errors, hence a script that asks only over HTTP, not a <link> tag.
-PRELOAD_JS = (
-    'if (location.protocol !== "file:") {\n'
-    '  const link = document.createElement("link");\n'
-    '  link.rel = "preload"; link.as = "font"; link.type = "font/woff2"; link.crossOrigin = "anonymous";\n'
-    f'  link.href = document.documentElement.dataset.content_root + "_static/{TARGET}/{FONT_NAME}";\n'
-    "  document.head.append(link);\n"
-    "}\n"
-)
+    app.posenc_mathml = Typesetter(app.posenc_mathml_files["temml"], assets.asset(*SPEECH).parent, assets.ASSETS)
 
 
 def _page_assets(app, pagename, templatename, context, doctree):
-    # As Sphinx's MathJax renderer does: only a page with a formula gets the stylesheet (and the preload).
+    # As Sphinx's MathJax renderer does: only a page with a formula gets the stylesheet; and
+    # the font's path, which templates/static/webpack-macros.html preloads (see there).
     if app.builder.format != "html" or not app.env.get_domain("math").has_equations(pagename):
         return
     app.add_css_file(f"{TARGET}/{STYLESHEET[1].rsplit('/', 1)[-1]}")
-    app.add_js_file(None, body=PRELOAD_JS)
+    context["posenc_math_font"] = f"_static/{TARGET}/{FONT_NAME}"
 
 
 def _finish(app, exception):

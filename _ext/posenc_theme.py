@@ -1,21 +1,20 @@
-"""Theme fixes no option makes: Font Awesome's script and font preloads dropped; scripts deferred; accessible names and roles.
+"""Theme fixes no option makes: Font Awesome's script and font preloads dropped; scripts deferred; accessible names, roles and ids.
 
 pydata-sphinx-theme 0.15.4 (under sphinx-book-theme 1.1.4) loads Font Awesome twice over: its
 CSS with web fonts (``all.min.css``, 0.1 MB) and its JavaScript (``all.min.js``, 1.49 MB on
 every page, the heaviest file most pages load), which replaces each ``<i class="fa-...">``
 with an inline SVG drawn from the 2,000 icons it carries. The CSS alone draws the same icons
 from the web fonts, fetched only when a page shows an icon of that style (the header's icons
-are all solid: ``fa-solid-900.woff2``). So the script tag is removed from every page and the
-script from the site (a page that still named it would then log a failed load, which the
-browser test reports); the stylesheet stays as the theme ships it, and the fonts are cut down
-to the icons the site shows by ``posenc_icons.py``.
-
-The theme also writes into every page ``<link rel="preload" as="font" crossorigin ...>`` for
-the three web fonts, from a macro (``head_pre_icons`` in its ``webpack-macros.html``) that no
-theme option turns off. A preload with ``crossorigin`` is a CORS request, which a page opened
-from disk (``file://``, no origin) cannot make: Chrome logs two console errors per font on
-every page. A preload is only a hint (the stylesheet's ``@font-face`` still loads the font a
-page uses), so these three tags are removed too; nothing else is touched.
+are all solid: ``fa-solid-900.woff2``). The theme writes these tags from the macros of its
+``static/webpack-macros.html``, which no theme option changes; ``templates/static/webpack-macros.html``
+is that file without the script's tag (the script is removed from the site too: a page that
+still named it would log a failed load, which the browser test reports) and without the
+three ``<link rel="preload" as="font" crossorigin ...>`` of the web fonts (a preload with
+``crossorigin`` is a CORS request, which a page opened from disk, ``file://``, cannot make:
+two console errors per font on every page; the stylesheet's ``@font-face`` still loads the
+font a page uses). The stylesheet stays as the theme ships it, and the fonts are cut down to
+the icons the site shows by ``posenc_icons.py``. The same file defers the theme's two scripts
+at the end of ``<body>`` (below).
 
 Sphinx, the theme and the extensions put about a dozen ``<script src=...>`` in each page's
 ``<head>`` without ``defer``: the browser stops parsing the page at each one until it is
@@ -31,9 +30,10 @@ the theme's colour mode and its ``document.write`` buttons; sphinx-togglebutton'
 they are set first either way); an interactive figure's script, which draws at once when
 ``window.Plotly`` exists and otherwise at the window's ``load`` event, by when the deferred
 ``plotly-lazy.js`` has run. The theme's two scripts at the end of ``<body>`` (``bootstrap.js``,
-``pydata-sphinx-theme.js``: not in ``script_files``; written after the page's content) now run
-before the deferred ones; they use none of them, only ``DOCUMENTATION_OPTIONS``, which is
-defined first. The search page writes its three scripts (``searchtools.js``,
+``pydata-sphinx-theme.js``: not in ``script_files``) are deferred by the template above: they
+held up the first paint of the longest chapters (Lighthouse listed them as render-blocking)
+and now run after the others; they use none of them, only ``DOCUMENTATION_OPTIONS``, which
+is defined first. The search page writes its three scripts (``searchtools.js``,
 ``language_data.js``, ``searchindex.js``, which calls ``Search.setIndex`` of the first) in its
 template, not in ``script_files``; ``templates/search.html`` is the theme's template with them
 deferred, in the same order. The browser test checks that no other script in a page's
@@ -56,6 +56,12 @@ toggle, an ``<img alt="-">`` with a click handler: the keyboard cannot reach it 
 reader announces it as "-". The index is one package and its dozen modules, on one screen:
 ``templates/domainindex.html`` is Sphinx's template without the toggle, every entry shown.
 
+sphinx-proof 0.4.0 writes a theorem's title as a paragraph and the same ids (``proof``,
+``proof-content``) into every statement and proof of a page, as sphinx-exercise 1.2.1 does
+into every exercise and solution: here a statement is a region named by its title, a proof a
+group named "Proof", and no id is repeated (:func:`visit_statement`, :func:`visit_proof`,
+:data:`REPEATED_IDS`).
+
 Docutils 0.21's HTML writer gives each bibliography entry ``role="doc-biblioentry"``, a role
 DPUB-ARIA 1.1 deprecates (axe-core's ``aria-deprecated-role``); the entries' list then has
 no list item (``aria-required-children``). DPUB-ARIA 1.1 says to use ``listitem`` inside the
@@ -73,22 +79,6 @@ from docutils import nodes
 
 #: Templates that replace the theme's own of the same name (see the module docstring).
 TEMPLATES = pathlib.Path(__file__).with_name("templates")
-
-#: Exactly the theme's preload tags for Font Awesome's web fonts (one per line in the page).
-FONT_PRELOAD = re.compile(
-    r'^[ \t]*<link rel="preload" as="font" type="font/woff2" crossorigin '
-    r'href="(?:[^"]*/)?_static/vendor/fontawesome/[0-9.]+/webfonts/fa-[a-z0-9-]+\.woff2" />[ \t]*\n',
-    re.M,
-)
-
-
-#: Exactly the theme's script tag for Font Awesome's JavaScript (one line in the page).
-FA_SCRIPT = re.compile(
-    r'^[ \t]*<script src="(?:[^"]*/)?_static/vendor/fontawesome/[0-9.]+/js/all\.min\.js(?:\?digest=[0-9a-f]+)?">'
-    r"</script>[ \t]*\n",
-    re.M,
-)
-
 
 #: Files (by name) that stay synchronous in ``<head>``: an inline script right after them uses them.
 SYNC_SCRIPTS = {
@@ -134,26 +124,11 @@ def _defer(app, pagename, templatename, context, doctree):
         files[:] = defer_scripts(files)
 
 
-def drop_font_preloads(html: str) -> str:
-    return FONT_PRELOAD.sub("", html)
-
-
-def drop_fontawesome_js(html: str) -> str:
-    return FA_SCRIPT.sub("", html)
-
-
-def _fix_pages(app, exception):
+def _drop_fontawesome_script(app, exception):
+    # The pages no longer name it (templates/static/webpack-macros.html): the site need not carry it.
     if exception is not None or app.builder.format != "html":
         return
-    outdir = pathlib.Path(app.outdir)
-    for page in outdir.rglob("*.html"):
-        if page.relative_to(outdir).parts[0] in ("_static", "_sources"):
-            continue  # the theme's own template files, not pages
-        text = page.read_text(encoding="utf-8")
-        new = drop_fontawesome_js(drop_font_preloads(text))
-        if new != text:
-            page.write_text(new, encoding="utf-8")
-    for script_dir in (outdir / "_static" / "vendor" / "fontawesome").glob("*/js"):
+    for script_dir in (pathlib.Path(app.outdir) / "_static" / "vendor" / "fontawesome").glob("*/js"):
         shutil.rmtree(script_dir)
 
 
@@ -169,6 +144,44 @@ def visit_hide_cell_input(self, node):
     self.body.append(f'<p class="collapsed admonition-title">{escape(node["prompt_show"])}</p>\n')
     self.body.append(f'<p class="expanded admonition-title">{escape(node["prompt_hide"])}</p>\n')
     self.body.append("</summary>\n")
+
+
+def visit_statement(self, node):
+    """sphinx-proof's statement (a theorem, a lemma, ...) as a region named by its title.
+
+    A screen reader announces the region by its name ("Theorem 4.3 (...)") and lists it among
+    the page's landmarks; the title gets the id the region names it by.
+    """
+    title = node.next_node(nodes.title)
+    attributes = {"role": "region"}
+    if title is not None and node["ids"]:
+        if not title["ids"]:
+            title["ids"] = [f"{node['ids'][0]}-title"]
+        attributes["aria-labelledby"] = title["ids"][0]
+    self.body.append(self.starttag(node, "div", CLASS="admonition", **attributes))
+
+
+#: The ids sphinx-proof and sphinx-exercise give the body of every statement, exercise and
+#: solution (a ``section``): the same id up to a dozen times in a page, and nothing links there.
+REPEATED_IDS = {"proof-content", "exercise-content", "solution-content"}
+
+
+def _drop_repeated_ids(app, doctree, docname):
+    for section in doctree.findall(nodes.section):
+        section["ids"] = [i for i in section["ids"] if i not in REPEATED_IDS]
+
+
+def visit_proof(self, node):
+    """sphinx-proof's proof, in a group named "Proof"; its box loses the id ``proof`` that
+    sphinx-proof gives every proof of the page (custom.css keeps the box's look)."""
+    for box in node.children:
+        if box.get("ids") == ["proof"]:
+            box["ids"] = []
+    self.body.append('<div class="proof-group" role="group" aria-label="Proof">\n')
+
+
+def depart_proof(self, node):
+    self.body.append("</div>\n")
 
 
 def visit_citation(self, node):
@@ -226,12 +239,17 @@ def setup(app):
     from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
 
     app.add_node(HideCodeCellNode, override=True, html=(visit_hide_cell_input, depart_HideCellInput))
+    app.setup_extension("sphinx_proof")  # its nodes are registered first, then replaced for HTML
+    from sphinx_proof.nodes import NODE_TYPES, depart_enumerable_node, proof_node
+
+    for statement in NODE_TYPES.values():
+        app.add_node(statement, override=True, html=(visit_statement, depart_enumerable_node))
+    app.add_node(proof_node, override=True, html=(visit_proof, depart_proof))
+    app.connect("doctree-resolved", _drop_repeated_ids)
     app.connect("config-inited", _templates)
     # After every extension that adds a page's scripts in this event (sphinx-tippy: 500).
     app.connect("html-page-context", _defer, priority=900)
-    # Before sphinx-codeautolink (priority 500) rewrites the chapters through BeautifulSoup,
-    # which writes these tags in another form (``crossorigin=""``, ``/>``).
-    app.connect("build-finished", _fix_pages, priority=400)
+    app.connect("build-finished", _drop_fontawesome_script)
     # After sphinx-external-toc writes the redirect (priority 500).
     app.connect("build-finished", _fix_index, priority=950)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

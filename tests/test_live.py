@@ -192,7 +192,9 @@ return Array.from(document.querySelectorAll("div.cell[class*='posenc-cell-']")).
   return {index: index, upto: index <= upto, ran: !!live, folded: !!fold, storedShown: shown,
           // hide-output: the run's output folded too, open or closed as the stored fold is
           liveFoldedAsStored: !fold || (!!liveFold && liveFold.open === fold.open),
-          stored: stored ? Array.from(stored.querySelectorAll('.output.stream pre, .output.text_plain pre'))
+          // printed text, a value's text, and a value shown as a code block (posenc.book.show_source)
+          stored: stored ? Array.from(stored.querySelectorAll(
+                                  '.output.stream pre, .output.text_plain pre, :scope > .highlight-python pre'))
                                 .map((p) => p.textContent) : [],
           printed: text(live, '.posenc-live-stdout'), error: text(live, '.posenc-live-error'),
           kept: !!(live && live.querySelector('.posenc-live-note')) && shown,
@@ -341,6 +343,28 @@ def type_edit(driver, index: int, line: str, timeout: float = 60) -> dict:
                 "return window.posencLive.timings.slice(arguments[0])", before)}
 
 
+def tab_problems(driver, index: int) -> list[str]:
+    """In cell ``index``'s code, Tab indents a new line by four spaces; Escape, then Tab, leaves the code."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    code = driver.find_element(By.CSS_SELECTOR, f"div.cell.posenc-cell-{index} .cell_input pre")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", code)
+    (ActionChains(driver).click(code).key_down(Keys.CONTROL).send_keys(Keys.END).key_up(Keys.CONTROL)
+     .send_keys(Keys.ENTER).send_keys(Keys.TAB).send_keys("x").perform())
+    typed = driver.execute_script(_CODE_JS, index)
+    problems = []
+    if not typed["focused"]:
+        problems.append("Tab in the code moved the focus out of it")
+    elif not typed["text"].rstrip("\n").endswith("\n    x"):
+        problems.append(f"Tab in the code did not indent the line by four spaces: {typed['text'][-40:]!r}")
+    ActionChains(driver).send_keys(Keys.ESCAPE).send_keys(Keys.TAB).perform()
+    if driver.execute_script(_CODE_JS, index)["focused"]:
+        problems.append("Escape, then Tab, did not leave the code (the keyboard is trapped in it)")
+    return problems
+
+
 def edit_problems(result: dict, kind: str, expected: str) -> list[str]:
     """Whether the edited cell's run shows ``expected`` in its ``kind`` ("printed", "traceback")."""
     if "error" in result:
@@ -392,6 +416,8 @@ def check_live_page(driver, base_url: str, site: pathlib.Path, page: str, edit: 
             report["edit_problems"] += edit_problems(report["edits"][-1], kind, expected)
         if len(report["edits"]) < len(EDITS):
             report["edit_problems"].append(f"{page} has fewer than {len(EDITS)} cells that print")
+        else:
+            report["edit_problems"] += tab_problems(driver, _printing_cells(outputs)[0])
     if axe:
         report["axe"] = check_axe(driver, None, **({} if axe is True else axe))
     report["restored"] = driver.execute_script(_RESTORE_JS)
@@ -433,6 +459,58 @@ def test_chapter_runs_in_the_browser(live_browser, live_url, page):
           end=" ")
 
 
+#: The cell whose run is stopped: chapter 6's live retraining (minutes in the browser).
+LONG_CELL = ("chapters/06_extrapolation", "live = run_experiment(")
+
+# The bar of the first cell whose text holds arguments[0]: its state while a run goes on.
+_BAR_STATE_JS = """
+const bar = Array.from(document.querySelectorAll('.posenc-live-bar'))
+  .find((b) => b.parentElement.textContent.includes(arguments[0]));
+if (!bar) return null;
+const q = (s) => bar.querySelector(s);
+return {status: q('.posenc-live-status').textContent, timer: q('.posenc-live-timer').textContent,
+        stopShown: !q('.posenc-live-stop').hidden, stopEnabled: !q('.posenc-live-stop').disabled,
+        othersDisabled: Array.from(document.querySelectorAll('.posenc-live-run')).every((b) => b.disabled),
+        ran: window.posencLive ? window.posencLive.ran.size : -1};
+"""
+
+
+def test_a_long_run_shows_its_progress_and_stops(live_browser, live_url):
+    """Chapter 6's retraining: while it runs, its bar counts the seconds and offers Stop (every
+    Run control disabled); Stop ends Python (the worker) within a second, and the Run control
+    of another cell then runs it in a new Python, from the top."""
+    from selenium.webdriver.common.by import By
+
+    page, text = LONG_CELL
+    load(live_browser, live_url + f"{page}.html")
+    live_browser.execute_script(
+        "Array.from(document.querySelectorAll('.posenc-live-bar')).find((b) => b.parentElement.textContent"
+        ".includes(arguments[0])).querySelector('.posenc-live-run').click();", text)
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while True:  # the cells above run first; then the retraining, for minutes
+        state = live_browser.execute_script(_BAR_STATE_JS, text)
+        if state["status"] == "Running…" and state["timer"] or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert state["status"] == "Running…" and re.fullmatch(r"\d+:\d\d elapsed", state["timer"]), state
+    assert state["stopShown"] and state["stopEnabled"] and state["othersDisabled"], state
+    time.sleep(2)
+    live_browser.execute_script(
+        "Array.from(document.querySelectorAll('.posenc-live-bar')).find((b) => b.parentElement.textContent"
+        ".includes(arguments[0])).querySelector('.posenc-live-stop').click();", text)
+    time.sleep(1)
+    stopped = live_browser.execute_script(_BAR_STATE_JS, text)
+    assert stopped["status"].startswith("Stopped after ") and not stopped["stopShown"] and not stopped["timer"], stopped
+    assert not stopped["othersDisabled"] and stopped["ran"] == 0, stopped
+    first = live_browser.find_elements(By.CSS_SELECTOR, ".posenc-live-bar")[0]
+    first.find_element(By.CSS_SELECTOR, ".posenc-live-run").click()
+    status = first.find_element(By.CSS_SELECTOR, ".posenc-live-status")
+    deadline = time.monotonic() + 120
+    while not FINISHED.search(status.text) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert status.text.startswith("Ran "), status.text
+
+
 def test_run_from_disk_says_how_to_serve(live_browser):
     page = _chapters()[0]
     load(live_browser, (SITE / f"{page}.html").as_uri())
@@ -466,7 +544,7 @@ def test_breakages_are_caught(live_browser, tmp_path):
     not fold the run's output either; a "Show stored output" that gives the fold back
     unfolded; the page's "/" shortcut taking the key from the code being typed; an edit the
     Run control ignores; a "Show stored output" control with no name (it appears only after
-    a run: axe-core on the page as loaded cannot see it).
+    a run: axe-core on the page as loaded cannot see it); Tab in the code moving the focus on.
     """
     _need_site()
     copy = tmp_path / "html"
@@ -498,6 +576,8 @@ def test_breakages_are_caught(live_browser, tmp_path):
         "return pre.innerText;": "return cell.source;",
         # 6. "Show stored output" has no name
         'button("Show stored output", `Show stored output of code cell ${n + 1}`,': 'button("", "",',
+        # 7. Tab in the code moves the focus on (to the Copy button), as the browser's default
+        'if (event.key === "Tab" && !leaving': 'if (false && event.key === "Tab" && !leaving',
     }
     for old, new in breakages.items():
         assert js.count(old) == 1, old
@@ -514,8 +594,10 @@ def test_breakages_are_caught(live_browser, tmp_path):
     assert report["folded"] == 1, report
     restore = report["restore_problems"]
     assert len(restore) == 1 and "the fold of its stored output is open" in restore[0], restore
-    edits = report["edit_problems"]  # the first line, with its "/", is not typed; the second not run
-    assert len(edits) == 2 and "typ" in edits[0] and edits[1].startswith("the edited cell's traceback is ''"), edits
+    # the first line, with its "/", is not typed; the second not run; Tab leaves the code
+    edits = report["edit_problems"]
+    assert len(edits) == 3 and "typ" in edits[0] and edits[1].startswith("the edited cell's traceback is ''"), edits
+    assert edits[2] == "Tab in the code moved the focus out of it", edits
     axe = report["axe"]
     assert {p.split(" (")[0] for p in axe} == {"light mode: button-name", "dark mode: button-name"}, axe
     assert all("posenc-live-restore" in p for p in axe), axe

@@ -279,7 +279,7 @@ document.fonts.ready.then(() => {
     const text = el.textContent.trim().slice(0, 80);
     const maths = Array.from(el.querySelectorAll('math')).filter((m) => m.namespaceURI === MATHML);
     const outside = Array.from(el.childNodes).filter((n) =>
-      !(n.nodeType === 1 && (n.localName === 'math' || n.classList.contains('eqno'))));
+      !(n.nodeType === 1 && (n.localName === 'math' || n.classList.contains('eqno') || n.classList.contains('formula'))));
     const loose = outside.map((n) => n.textContent).join('').trim();
     if (maths.length !== 1 || loose) { untypeset.push(text); return; }
     el.querySelectorAll('merror').forEach((e) => errors.push(e.textContent.slice(0, 120) + ' in ' + text));
@@ -292,7 +292,7 @@ document.fonts.ready.then(() => {
   });
   const faces = Array.from(document.fonts).filter((f) => f.family.replace(/["']/g, '') === family);
   const loaded = faces.some((f) => f.status === 'loaded');
-  // Over HTTP the font is preloaded (_ext/posenc_mathml.py's PRELOAD_JS), and fetched once:
+  // Over HTTP the font is preloaded (_ext/templates/static/webpack-macros.html), and fetched once:
   // a preload the stylesheet's font request cannot use would be a second fetch.
   let preload = null;
   if (formulas.length && location.protocol !== 'file:') {
@@ -657,8 +657,9 @@ const out = [];
 for (const el of document.querySelectorAll('body *')) {
   const s = getComputedStyle(el, '::before');
   if (!/Font Awesome/.test(s.fontFamily)) continue;
-  const text = s.content.replace(/^"(.*)"$/, '$1');
-  if (!text || s.content === 'none' || s.content === 'normal') continue;
+  // The character, without the alternative text that follows it ("\\f002" / "": decorative).
+  const text = (/^"([^"]*)"/.exec(s.content) || [])[1];
+  if (!text) continue;
   out.push([text.codePointAt(0), s.fontFamily, s.fontWeight,
             el.tagName.toLowerCase() + '.' + Array.from(el.classList).join('.')]);
 }
@@ -697,8 +698,7 @@ const out = [];
 for (const el of document.querySelectorAll('body [class*="fa-"]')) {
   const classes = Array.from(el.classList).filter((c) => c.startsWith('fa-'));
   if (!classes.length) continue;
-  const content = getComputedStyle(el, '::before').content;
-  const text = /^".+"$/.test(content) ? content.slice(1, -1) : '';
+  const text = (/^"([^"]+)"/.exec(getComputedStyle(el, '::before').content) || [])[1];
   out.push([classes, text ? text.codePointAt(0) : null,
             el.tagName.toLowerCase() + '.' + Array.from(el.classList).join('.')]);
 }
@@ -1350,19 +1350,22 @@ def test_breakage_image_is_caught(browser, broken_copy, how):
     assert any(src in p for p in result["problems"].get("images", [])), result["problems"]
 
 
-INLINE_MATH = '<span class="math notranslate nohighlight"><math>'
+INLINE_MATH = '<span class="math notranslate nohighlight"><math '
 
 
 @pytest.mark.parametrize("how", ["left as TeX", "a Temml error", "drawn with no size"])
 def test_breakage_formula_is_caught(browser, broken_copy, how):
     """A formula that is not MathML, that holds Temml's error element, or that draws nothing is reported."""
     page = _a_page_with(broken_copy, INLINE_MATH)
+    text = (broken_copy / page).read_text(encoding="utf-8")
+    start = text.index(INLINE_MATH)
+    opening = text[start:text.index(">", start + len(INLINE_MATH)) + 1]  # up to the end of <math ...>
     if how == "left as TeX":
-        _break(broken_copy, page, INLINE_MATH, INLINE_MATH.replace("<math>", "\\(\\undefinedmacro\\)<math>"))
+        _break(broken_copy, page, opening, opening.replace("<math ", "\\(\\undefinedmacro\\)<math "))
     elif how == "a Temml error":
-        _break(broken_copy, page, INLINE_MATH, INLINE_MATH + "<merror><mtext>undefinedmacro</mtext></merror>")
+        _break(broken_copy, page, opening, opening + "<merror><mtext>undefinedmacro</mtext></merror>")
     else:
-        _break(broken_copy, page, INLINE_MATH, INLINE_MATH.replace("<math>", '<math style="display: none">'))
+        _break(broken_copy, page, opening, opening.replace("<math ", '<math style="display: none" '))
     with serve(broken_copy) as url:
         result = check_page(browser, url, broken_copy, page, interact=False, axe=False)
     expected = {"left as TeX": "not typeset: \\(\\undefinedmacro", "a Temml error": "Temml error: undefinedmacro",
