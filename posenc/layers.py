@@ -124,8 +124,9 @@ def local_global_layer_types(
 
     Layer ``i`` (from 0) is ``"full_attention"`` when ``(i + 1) % k == 0`` and
     ``"sliding_attention"`` otherwise: ``k = 2`` alternates (Gemma 2), ``k = 6`` gives five
-    local layers per global one (Gemma 3 and Gemma 4). Gemma 4 also forces the last layer
-    to be global (``last_global=True``).
+    local layers per global one (Gemma 3, Gemma 4 31B), ``k = 5`` four (Gemma 4 E2B, in
+    Google DeepMind's ``gemma`` library). transformers' ``Gemma4TextConfig`` also forces the
+    last layer to be global (``last_global=True``).
 
     Parameters
     ----------

@@ -163,9 +163,11 @@ def mrope_position_ids(
     if tokens_per_second is not None:
         steps[VIDEO] = [np.float32(tokens_per_second) * s for s in seconds]
     if split:  # Qwen3-VL: t grids of one frame each
+        # np.repeat takes its counts as Python ints: an int64 array cannot be cast to the
+        # int32 index type of a 32-bit platform (Pyodide's wasm32, where the chapters run).
         steps[VIDEO] = [step for step, (t, _, _) in zip(steps[VIDEO], videos) for _ in range(t)]
         videos = np.repeat(np.concatenate([np.ones((len(videos), 1), np.int64), videos[:, 1:]], axis=1),
-                           videos[:, 0], axis=0)
+                           videos[:, 0].tolist(), axis=0)
     grids = {IMAGE: images, VIDEO: videos}
 
     edges = np.flatnonzero(np.diff(types_)) + 1
@@ -244,7 +246,7 @@ def mrope_axes(head_dim: int, *, mrope_section, mrope_interleaved: bool = False)
             f"got {section.tolist() if section.ndim == 1 else _show(section)}"
         )
     if not interleaved:
-        return np.repeat(np.arange(3, dtype=np.int64), section)
+        return np.repeat(np.arange(3, dtype=np.int64), section.tolist())  # Python ints: see mrope_position_ids
     axes = np.zeros(head_dim // 2, dtype=np.int64)
     for axis in (1, 2):
         axes[axis:3 * section[axis]:3] = axis

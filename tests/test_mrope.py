@@ -135,3 +135,24 @@ def test_positions_reject_bad_input(kwargs, exc, name):
 def test_rotation_rejects_bad_input(call, exc, name):
     with raises_named(exc, name):
         call()
+
+
+def test_repeat_counts_castable_on_32_bit_platforms(monkeypatch):
+    """Counts given to np.repeat must be castable to a 32-bit index ('safe' rule), as in Pyodide (wasm32).
+
+    On a 32-bit platform NumPy casts the counts to intp = int32 by the 'safe' rule, which an
+    int64 array fails (the chapters' Run controls hit this); the strict repeat below applies
+    that rule on any platform.
+    """
+    real = np.repeat
+
+    def repeat_32_bit(a, repeats, axis=None):
+        if isinstance(repeats, np.ndarray) and not np.can_cast(repeats.dtype, np.int32, casting="safe"):
+            raise TypeError(f"Cannot cast array data from {repeats.dtype} to int32 according to the rule 'safe'")
+        return real(a, repeats, axis=axis)
+
+    monkeypatch.setattr(np, "repeat", repeat_32_bit)
+    np.testing.assert_array_equal(mrope_axes(8, mrope_section=[2, 1, 1]), [0, 0, 1, 2])
+    # two frames of 2 tokens each, a text token (Qwen3-VL's timestamp) between them
+    found = mrope_position_ids([2, 2, 0, 2, 2], video_grid_thw=[[2, 2, 4]], split_video_frames=True)
+    assert found.position_ids.shape == (3, 5)
