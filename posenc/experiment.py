@@ -33,6 +33,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -1286,19 +1287,22 @@ def _scheme_list(text: str) -> tuple:
 
 
 def _writable_directory(path: str) -> str:
-    """The output directory, checked without creating anything: a directory or creatable."""
-    if os.path.exists(path):
-        if not os.path.isdir(path):
-            raise argparse.ArgumentTypeError(f"{path!r} exists and is not a directory")
-        probe = path
-    else:
-        probe = os.path.dirname(os.path.abspath(path))
-        while not os.path.exists(probe):
-            probe = os.path.dirname(probe)
-        if not os.path.isdir(probe):
-            raise argparse.ArgumentTypeError(f"{path!r} cannot be created ({probe!r} is not a directory)")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise argparse.ArgumentTypeError(f"{path!r}: no permission to write in {probe!r}")
+    """The output directory, checked before any work: a directory where a file can be written,
+    or one that can be created (its nearest existing parent is probed by creating and removing
+    an empty directory there, since ``os.access`` says yes to root even on ``/proc``)."""
+    if not path:
+        raise argparse.ArgumentTypeError("expected a directory path, got an empty string")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{path!r} exists and is not a directory")
+    probe = os.path.abspath(path)
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        raise argparse.ArgumentTypeError(f"{path!r} cannot be created ({probe!r} is not a directory)")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".posenc-write-probe-", dir=probe))
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{path!r}: cannot write in {probe!r} ({exc.strerror})") from None
     return path
 
 

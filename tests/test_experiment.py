@@ -423,6 +423,20 @@ def test_command_line_rejects_an_output_path_that_is_a_file(tmp_path):
     assert (tmp_path / "res").read_text() == "not a directory"
 
 
+@pytest.mark.parametrize("out", ["", "/proc/posenc-cannot-be-created"])
+def test_command_line_rejects_an_output_path_it_cannot_write_before_any_work(out):
+    """An empty --out, and one under a directory where nothing can be created (root passes
+    os.access on /proc), exit 2 with one line before training starts."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "posenc.experiment", "--out", out, "--schemes", "nope",
+                           "--seeds", "1", "--steps", "2000"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("python -m posenc.experiment: error: argument --out: "), proc.stderr
+
+
 def test_command_line_without_matplotlib_skips_the_figure(tmp_path):
     import subprocess
     import sys
