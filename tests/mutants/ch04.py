@@ -135,11 +135,33 @@ MUTANTS = [
         patch=_DECAY.format(partial=_FROM_ONE),
     ),
     Mutant(
-        id="expected-score-other-frequencies",
-        claim="it would fail if `apply_rope` rotated with other frequencies",
+        id="expected-score-wrong-base",
+        claim="would fail if `apply_rope` rotated with a wrong base or frequency grid (base 500,",
         cell=_CORR_CELL,
         fault="apply_rope's default base is 500",
         patch=_ROPE_WRAP.format(body="kw.setdefault('base', 500.0)\n    return _rope.apply_rope(x, positions, **kw)"),
+    ),
+    Mutant(
+        id="expected-score-grid-off-by-one",
+        claim="or the exponents $2i + 2$ in place of $2i$)",
+        cell=_CORR_CELL,
+        fault="apply_rope turns plane i with base^(-(2i + 2)/d), the grid shifted by one plane",
+        patch=_ROPE_WRAP.format(
+            body="d = np.shape(x)[-1]\n"
+            "    kw.setdefault('inv_freq', 10000.0 ** (-(2 * np.arange(d // 2) + 2) / d))\n"
+            "    return _rope.apply_rope(x, positions, **kw)"
+        ),
+    ),
+    Mutant(
+        id="expected-score-slowest-plane-unrotated",
+        claim="or left its slowest plane unrotated",
+        cell=_CORR_CELL,
+        fault="apply_rope leaves the slowest plane (theta_(d/2-1)) unrotated",
+        patch=_ROPE_WRAP.format(
+            body="d = np.shape(x)[-1]\n"
+            "    kw.setdefault('inv_freq', np.r_[_rope.rope_frequencies(d)[:-1], 0.0])\n"
+            "    return _rope.apply_rope(x, positions, **kw)"
+        ),
     ),
     Mutant(
         id="expected-score-base-500-comment",
