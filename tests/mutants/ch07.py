@@ -119,7 +119,7 @@ _scaling.longrope_attention_factor = longrope_attention_factor
 MUTANTS = [
     Mutant(
         id="llama3-ignores-high-freq-factor",
-        claim="That cell fails if a reader of Scout's configuration ignored its `high_freq_factor` of 1",
+        claim="That cell fails if a reader of Scout's row ignored its `high_freq_factor` of 1",
         cell="assert scout_kept + scout_divided == 64",
         at="def spectrum_row",
         fault="the llama3 rope type always uses high_freq_factor = 4 (Llama 3.1's), whatever the configuration says",
