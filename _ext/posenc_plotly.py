@@ -5,7 +5,7 @@ and a call to ``Plotly.newPlot``. They draw only scatter and bar traces, so the 
 plotly.js's official partial bundle ``plotly.js-basic-dist-min`` (scatter, bar and pie
 traces, with every layout component: sliders, drop-down menus, legends, annotations):
 1.2 MB, against 4.8 MB for the full ``plotly.min.js`` that the ``plotly`` package carries.
-It is pinned in ``tools/assets.json`` (fetched, sha512-checked, by ``tools/fetch_assets.py``,
+It is pinned in ``_ext/assets.json`` (fetched, sha512-checked, by ``_ext/fetch_assets.py``,
 which ``make venv`` runs) at the plotly.js version the pinned ``plotly`` package bundles,
 and the build refuses another version: the figures' JSON is written by that package. A
 trace type outside the bundle would not draw; the browser test (tests/test_site.py) fails
@@ -38,24 +38,17 @@ on any trace plotly.js did not draw as the type it was given. This extension
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import pathlib
 import re
 import shutil
 
+import fetch_assets
+
 MARKER = 'class="posenc-interactive"'
-PACKAGE = "plotly.js-basic-dist-min"  # the npm package, pinned in tools/assets.json
+PACKAGE = "plotly.js-basic-dist-min"  # the npm package, pinned in _ext/assets.json
 TARGET = "plotly-basic.min.js"
 LOADER = pathlib.Path(__file__).with_name("plotly-lazy.js")  # what the pages load: see the docstring
-FETCH_ASSETS = pathlib.Path(__file__).resolve().parents[1] / "tools" / "fetch_assets.py"
-
-
-def _fetch_assets():
-    spec = importlib.util.spec_from_file_location("fetch_assets", FETCH_ASSETS)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def bundle_version(path: pathlib.Path) -> str:
@@ -72,12 +65,12 @@ def _plotly_js() -> pathlib.Path:
     """The pinned basic bundle, checked to be the plotly.js that the ``plotly`` package bundles."""
     from plotly.offline import get_plotlyjs_version
 
-    path = _fetch_assets().asset(PACKAGE, TARGET)
+    path = fetch_assets.asset(PACKAGE, TARGET)
     version, wanted = bundle_version(path), get_plotlyjs_version()
     if version != wanted:
         raise ValueError(
             f"{path} is plotly.js {version}; the pinned plotly package writes figures for plotly.js {wanted} "
-            f"(pin {PACKAGE} {wanted} in tools/assets.json)"
+            f"(pin {PACKAGE} {wanted} in _ext/assets.json)"
         )
     return path
 

@@ -13,12 +13,10 @@ import sys
 import tomllib
 
 import jupytext
+import posenc_notebooks
 import yaml
 
 from booktools import ROOT, chapter_sources
-
-sys.path.insert(0, str(ROOT / "_ext"))
-import posenc_notebooks  # noqa: E402
 
 def test_repository_url_from_the_setting_first():
     env = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r"}

@@ -28,8 +28,8 @@ browser: :func:`posenc.book.glue` records nothing when MyST-NB is absent.
 assembly, writes the reason to ``<OUT>/UNAVAILABLE`` and exits 0: the book then builds without
 the Run controls and the build log says why. Usage::
 
-    python tools/fetch_pyodide.py            # assemble (downloads only what the cache lacks)
-    python tools/fetch_pyodide.py --strict   # exit 1 instead when a piece cannot be obtained
+    python _ext/fetch_pyodide.py            # assemble (downloads only what the cache lacks)
+    python _ext/fetch_pyodide.py --strict   # exit 1 instead when a piece cannot be obtained
 """
 
 from __future__ import annotations
