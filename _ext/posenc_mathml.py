@@ -43,6 +43,7 @@ and screen readers read it. This extension is Sphinx's HTML math renderer
 
 from __future__ import annotations
 
+import hashlib
 import html
 import importlib.util
 import json
@@ -66,8 +67,11 @@ NAME = "posenc_mathml"
 #: The npm package Temml (pinned in _ext/assets.json) and the files taken from it.
 TEMML = ("temml", "dist/temml.cjs")
 STYLESHEET = ("temml", "dist/Temml-STIX2.css")
-#: The PyPI package that ships STIX Two Math, and the font's path inside it.
+#: The PyPI package that ships STIX Two Math, and the font's path inside it (a carrier package:
+#: CONTRIBUTING.md, "Files taken from carrier packages").
 FONT_PACKAGE = ("ziamath", "fonts/STIXTwoMath-Regular.ttf")
+#: The sha256 of that file as ziamath 0.13 ships it (STIX Two Math "Version 2.11 b159").
+FONT_SHA256 = "8f42cb183a85043a4dc3f8e41ac3821eb27bf178d68ace929ba439523622323c"
 TEMML_LICENCE = ("temml", "LICENSE")
 #: The npm package speech-rule-engine (pinned in _ext/assets.json, with its two dependencies).
 SPEECH = ("speech-rule-engine", "index.js")
@@ -270,13 +274,19 @@ def font_characters(used: set[str]) -> set[int]:
 
 
 def font_source() -> pathlib.Path:
-    """STIX Two Math as the pinned ``ziamath`` package ships it."""
+    """STIX Two Math as the pinned ``ziamath`` package ships it, refused unless its sha256 is :data:`FONT_SHA256`.
+
+    The package is found, not imported: none of its code runs.
+    """
     spec = importlib.util.find_spec(FONT_PACKAGE[0])
     if spec is None or not spec.submodule_search_locations:
         raise ExtensionError(f"{NAME}: {FONT_PACKAGE[0]} is not installed (it is pinned in requirements.txt)")
     font = pathlib.Path(list(spec.submodule_search_locations)[0]) / FONT_PACKAGE[1]
     if not font.is_file():
         raise ExtensionError(f"{NAME}: {font} is missing")
+    got = hashlib.sha256(font.read_bytes()).hexdigest()
+    if got != FONT_SHA256:
+        raise ExtensionError(f"{NAME}: {font}: sha256 {got} differs from the pinned {FONT_SHA256}; refusing it")
     return font
 
 

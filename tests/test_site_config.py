@@ -104,6 +104,16 @@ def test_displayed_formulas_are_assembled_as_sphinx_does():
     assert posenc_mathml.display_tex(block("\\begin{align}a\\end{align}", nowrap=True)) == "\\begin{align}a\\end{align}"
 
 
+def test_math_font_differing_from_its_pin_is_refused(monkeypatch):
+    """The carrier package's font file is taken only with the pinned sha256."""
+    import pytest
+    from sphinx.errors import ExtensionError
+
+    monkeypatch.setattr(posenc_mathml, "FONT_SHA256", "0" * 64)
+    with pytest.raises(ExtensionError, match=r"^posenc_mathml: .*STIXTwoMath-Regular\.ttf: sha256 [0-9a-f]{64} differs"):
+        posenc_mathml.font_source()
+
+
 def test_math_font_is_cut_to_the_characters_used():
     import tempfile
 
@@ -121,6 +131,7 @@ def test_math_font_is_cut_to_the_characters_used():
     assert posenc_mathml.italic("1") is None and posenc_mathml.italic("Z") == 0x1D44D
     source = posenc_mathml.font_source()
     assert "STIX Two Math" in str(TTFont(str(source))["name"].getDebugName(1))
+    assert str(TTFont(str(source))["name"].getDebugName(5)).startswith("Version 2.11")
     assert "Open Font License" in posenc_mathml.font_licence(source)
     with tempfile.TemporaryDirectory() as tmp:
         target = f"{tmp}/math.woff2"
