@@ -216,12 +216,14 @@ def test_page_draws_no_plotly_control_and_switches_the_same_states(control, key)
     assert page["layout"]["margin"]["b"] < fig.figure["layout"]["margin"]["b"]
 
 
-def test_script_switches_states_through_plotly_restyle_on_input():
-    html = interactive_figure(_states(), name="fig-t", labels=list("abcd")).to_html()
-    script = html.split("<script>", 1)[1]
-    assert "Plotly.restyle(el, fig.states[s])" in script
-    assert 'addEventListener("input", show)' in script and "fig.status[s]" in script
-    assert "aria-valuetext" in script
+def test_html_holds_no_code_and_names_its_figure_for_the_books_script():
+    """The figure's HTML carries data only; _ext/posenc-interactive.js finds it by its data- attributes
+    (the browser tests of tests/test_site.py operate it)."""
+    soup = _soup(interactive_figure(_states(), name="fig-t", labels=list("abcd"), initial=2).to_html())
+    assert [script.get("type") for script in soup.find_all("script")] == ["application/json"]
+    assert not any(name.startswith("on") for tag in soup.find_all(True) for name in tag.attrs)
+    box = soup.find(id="fig-t-figure")
+    assert (box["data-posenc-figure"], box["data-posenc-shown"]) == ("fig-t", "2")
 
 
 def test_control_without_a_prefix_is_still_labelled():

@@ -1285,6 +1285,16 @@ def test_breakage_plotly_missing_is_caught(browser, broken_copy):
     assert any("plotly-basic.min.js" in e for e in console), console
 
 
+def test_breakage_figures_script_missing_is_caught(browser, broken_copy):
+    """Without the figures' own script (the page's HTML holds their data, no code), no figure is drawn: caught."""
+    (broken_copy / FIGURES_JS).unlink()
+    page = _a_page_with(broken_copy, 'class="posenc-interactive"')
+    with serve(broken_copy) as url:
+        load(browser, url + page)
+        n, problems = check_interactive(browser, timeout=10)  # nothing will draw: no need to wait longer
+    assert n and any("Plotly drew nothing" in p for p in problems), problems
+
+
 def test_breakage_module_index_toggle_is_caught(browser, broken_copy):
     """Sphinx's own expand/collapse toggle in the module index (an image named "-", clicked with
     the mouse only) fails the alt-text check."""
@@ -1323,7 +1333,8 @@ def _figure_page(copy: pathlib.Path, control: str, dead: bool = False, breakage:
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>t</title>'
         '<link rel="icon" href="_static/favicon.svg">'
         '<link rel="stylesheet" href="_static/custom.css">'
-        '<script src="_static/plotly-basic.min.js"></script></head>'
+        '<script src="_static/plotly-basic.min.js"></script>'
+        f'<script defer src="{FIGURES_JS}"></script></head>'
         '<body style="margin:0"><p><a href="#top">a link before the figure</a></p>'
         f'<div style="max-width:700px">{html}</div><p><a href="#top">a link after it</a></p></body></html>',
         encoding="utf-8",
@@ -1349,15 +1360,16 @@ def test_both_controls_are_operated(browser, broken_copy, control):
 
 
 # What makes a figure unusable without a mouse, or without sight: each breakage, made in
-# the figure's HTML, and the problem the checks must then report.
+# the figure's HTML or in the figures' script (FIGURES_JS), and the problem the checks must then report.
+FIGURES_JS = "_static/posenc-interactive.js"
 _KEYBOARD_BREAKAGES = {
     # in the tab order no more: script can focus it, the Tab key skips it
-    "tabindex": (' autocomplete="off"', ' autocomplete="off" tabindex="-1"', "not reached with the Tab key"),
+    "tabindex": (None, ' autocomplete="off"', ' autocomplete="off" tabindex="-1"', "not reached with the Tab key"),
     # the state switched only on a click: the arrow key moves the control and nothing follows
-    "click-only": ('control.addEventListener("input", show);\n    control.addEventListener("change", show);',
+    "click-only": (FIGURES_JS, 'control.addEventListener("input", show);\n      control.addEventListener("change", show);',
                    'control.addEventListener("click", show);', "changed nothing drawn"),
     # the plot switches but the status line (aria-live) is never updated
-    "silent-status": ("    status.textContent = fig.status[s];\n", "", "status line (aria-live) unchanged"),
+    "silent-status": (FIGURES_JS, "      status.textContent = fig.status[s];\n", "", "status line (aria-live) unchanged"),
 }
 
 
@@ -1366,8 +1378,12 @@ _KEYBOARD_BREAKAGES = {
 def test_breakage_keyboard_is_caught(browser, broken_copy, control, breakage, monkeypatch):
     """A control that the keyboard cannot reach or operate, or that announces nothing, fails the keyboard check."""
     monkeypatch.setattr(sys.modules[__name__], "CHANGE_TIMEOUT", 3)
-    old, new, expected = _KEYBOARD_BREAKAGES[breakage]
-    page = _figure_page(broken_copy, control, breakage=(old, new))
+    where, old, new, expected = _KEYBOARD_BREAKAGES[breakage]
+    if where:
+        _break(broken_copy, where, old, new)
+        page = _figure_page(broken_copy, control)
+    else:
+        page = _figure_page(broken_copy, control, breakage=(old, new))
     with serve(broken_copy) as url:
         load(browser, url + page)
         problems = check_keyboard(browser, f"test-{control}-plot")
