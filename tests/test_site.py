@@ -1107,7 +1107,8 @@ def test_breakage_icon_rule_cut_is_caught(browser, broken_copy):
     page = _a_page_with(broken_copy, "fa-magnifying-glass")
     (css,) = broken_copy.glob("_static/vendor/fontawesome/*/css/all.min.css")
     text = css.read_text(encoding="utf-8")
-    rule = re.search(r'(?<=[}\s])[^{}]*\.fa-magnifying-glass:before[^{}]*\{content:"\\f002"\}', text).group(0)
+    # posenc_icons writes the icon's character with an empty alternative text: content:"\f002"/""
+    rule = re.search(r'(?<=[}\s])[^{}]*\.fa-magnifying-glass:before[^{}]*\{content:"\\f002"(?:/"")?\}', text).group(0)
     css.write_text(text.replace(rule, "", 1), encoding="utf-8")
     problems = _checked(browser, broken_copy, page)
     assert any("fa-magnifying-glass" in p and "draws nothing" in p for p in problems.get("icons", [])), problems

@@ -102,7 +102,7 @@ MUTANTS = [
     Mutant(
         id="counter-no-wrap",
         claim="The fourth step, the first whose carry runs further, breaks every such map",
-        cell="assert every > 0.1 and first3 < 1e-12",
+        cell="assert every > 0.1 and first4 > 0.1 and first3 < 1e-12",
         fault="the check fitted to the first three steps only (no carry beyond bit 1)",
         replace=(("def affine_step_residual", "inputs = np.hstack([codes[:-1]", "codes = codes[:4]\n    inputs = np.hstack([codes[:-1]"),),
     ),
