@@ -28,38 +28,20 @@ import yaml
 from booktools import ROOT
 
 SITE = pathlib.Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
-
-
 REQUIRE = os.environ.get("POSENC_REQUIRE_BROWSER", "") not in ("", "0")
-
-
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
-
-
 DRIVER_NAMES = ("chromedriver",)
-
-
 INSTALL_HINT = (
     "install Chromium and its driver: `sudo apt-get install chromium chromium-driver` (Debian) "
     "or `sudo apt-get install chromium-browser chromium-chromedriver` (Ubuntu); "
     "or set POSENC_CHROMIUM and POSENC_CHROMEDRIVER to their paths"
 )
-
-
 DESKTOP = (1280, 900)
-
-
 PAGE_TIMEOUT = 60  # seconds for the fonts or Plotly to finish on a slow, shared machine
-
-
 #: axe-core's rules for WCAG 2.0 and 2.1, levels A and AA (axe's own tag names).
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-
-
 #: The theme's colour modes; each page is checked in both.
 COLOUR_MODES = ("light", "dark")
-
-
 AXE_TIMEOUT = 240  # seconds: the contrast rule visits every text node of the longest chapter
 
 
@@ -125,7 +107,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @contextlib.contextmanager
 def serve(directory: pathlib.Path, handler_class=None):
     """Serve ``directory`` on 127.0.0.1 (a free port) for the duration of the block, with
-    ``handler_class`` (default: the quiet handler below; test_live passes a caching one)."""
+    ``handler_class`` (default: :class:`_QuietHandler`; test_live passes a caching one)."""
     handler = functools.partial(handler_class or _QuietHandler, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
