@@ -10,28 +10,28 @@ export PATH := $(BIN):$(PATH)
 
 BUILD_FLAGS := --all -W -n --keep-going
 
-.PHONY: all venv book serve test check check-changed unit regression portability strict-build site-test site-test-built site-breakage-test-built site-math-test-built live-test live-test-built notebook-test-built pdf pdf-test dist build baselines mutants format lab lab-setup bench clean
+.PHONY: all venv book serve test check check-changed unit regression portability strict-build site-test site-test-built site-breakage-test-built site-math-test-built live-test live-test-built notebook-test-built pdf pdf-test dist build baselines mutants format lab lab-setup bench bench-live clean
 
 all: book
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml tools/assets.json
+$(STAMP): requirements.txt pyproject.toml _ext/assets.json
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -r requirements.txt
-	# Browser assets from the npm registry, checked against pinned sha512 (tools/assets.json).
-	$(BIN)/python tools/fetch_assets.py
+	# Browser assets from the npm registry, checked against pinned sha512 (_ext/assets.json).
+	$(BIN)/python _ext/fetch_assets.py
 	# Build matplotlib's font cache once, so no notebook ever prints
 	# "Matplotlib is building the font cache" on its first run.
 	$(BIN)/python -c "import matplotlib.pyplot"
 	touch $(STAMP)
 
 ## make book: execute every chapter and build the HTML into _build/html (strict).
-# tools/fetch_pyodide.py first assembles the Python the chapters' Run controls load in the
+# _ext/fetch_pyodide.py first assembles the Python the chapters' Run controls load in the
 # browser (downloads cached in ~/.cache/posenc-pyodide); if a piece cannot be obtained it says
 # why and the book builds without the controls.
 book: $(STAMP)
-	$(BIN)/python tools/fetch_pyodide.py
+	$(BIN)/python _ext/fetch_pyodide.py
 	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
 	@echo "Open _build/html/index.html in a browser."
 
@@ -78,7 +78,7 @@ notebook-test-built: $(STAMP)
 	$(BIN)/python -m pytest tests/test_local_notebooks.py -rs
 
 strict-build: $(STAMP)
-	$(BIN)/python tools/fetch_pyodide.py
+	$(BIN)/python _ext/fetch_pyodide.py
 	$(BIN)/jupyter-book build . $(BUILD_FLAGS)
 
 ## make serve: the built book on http://127.0.0.1:8000/ (PORT=...), which the chapters' Run
@@ -196,6 +196,13 @@ lab: lab-setup
 ## make bench: throughput and memory figures, printed as ratios measured in one run.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
+
+## make bench-live: the Run buttons in Chromium, on the site already built (benchmarks/live_cells.py):
+## first output after a click, an edited cell's re-run, bytes. ARGS="--all chapters/04_rope" for more.
+# It imports the browser tests' harness by name: tests/ and _ext/ on the path, as pytest's
+# `pythonpath` (pyproject.toml) puts them.
+bench-live: $(STAMP)
+	PYTHONPATH=tests:_ext $(BIN)/python benchmarks/live_cells.py $(ARGS)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

@@ -1,8 +1,8 @@
 /* plotly.js on demand (_ext/posenc_plotly.py puts this small script, deferred, in the
- * <head> of each page that holds an interactive figure, instead of plotly.js itself; a
- * figure's own script that runs before it waits for the window's load event).
+ * <head> of each page that holds an interactive figure, instead of plotly.js itself, before
+ * the figures' own script, posenc-interactive.js).
  *
- * Until plotly.js has loaded, window.Plotly is this stand-in. Each figure's own script calls
+ * Until plotly.js has loaded, window.Plotly is this stand-in. posenc-interactive.js calls
  * Plotly.newPlot(el, ...) as usual; the stand-in waits until the figure's <div> comes within
  * half a screen of the viewport (an IntersectionObserver), then loads plotly-basic.min.js
  * from beside this file (once for the page: the bundle then replaces window.Plotly) and

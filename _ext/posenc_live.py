@@ -19,7 +19,7 @@ Nothing of this loads before a click: the page gets ``posenc-live.js`` and
 click. From ``file://`` browsers start no worker, so the control says how to serve the book
 (``make serve``).
 
-``tools/fetch_pyodide.py`` (run by ``make book``) assembles ``_pyodide/`` into the virtual
+``_ext/fetch_pyodide.py`` (run by ``make book``) assembles ``_pyodide/`` into the virtual
 environment; this extension copies it into the site. If it is missing or its assembly failed,
 the pages get no Run controls and the build log says why (at info level: a build without
 the live cells is a complete book, not a broken one).
@@ -30,15 +30,14 @@ from __future__ import annotations
 import json
 import pathlib
 import shutil
-import sys
 
+import fetch_pyodide
 from docutils import nodes
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
 HERE = pathlib.Path(__file__).parent
-ROOT = HERE.parent
 SCRIPT, WORKER, STYLE = "posenc-live.js", "posenc-live-worker.js", "posenc-live.css"
 #: The site folder Pyodide is served from (the worker's ``indexURL``).
 SITE_DIR = "_pyodide"
@@ -46,24 +45,14 @@ SITE_DIR = "_pyodide"
 CELLS_DIR = "_live"
 
 
-def _fetch_pyodide():
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import fetch_pyodide
-    finally:
-        sys.path.pop(0)
-    return fetch_pyodide
-
-
 def pyodide_dir() -> tuple[pathlib.Path | None, str]:
     """The assembled Pyodide folder, or None with the reason it is not there."""
-    fetch = _fetch_pyodide()
-    out = fetch.OUT
-    if (out / "pyodide-lock.json").is_file() and not (out / fetch.UNAVAILABLE).exists():
+    out = fetch_pyodide.OUT
+    if (out / "pyodide-lock.json").is_file() and not (out / fetch_pyodide.UNAVAILABLE).exists():
         return out, ""
-    if (out / fetch.UNAVAILABLE).is_file():
-        return None, (out / fetch.UNAVAILABLE).read_text(encoding="utf-8").strip()
-    return None, f"{out} is not assembled (run `python tools/fetch_pyodide.py`; `make book` does)"
+    if (out / fetch_pyodide.UNAVAILABLE).is_file():
+        return None, (out / fetch_pyodide.UNAVAILABLE).read_text(encoding="utf-8").strip()
+    return None, f"{out} is not assembled (run `python _ext/fetch_pyodide.py`; `make book` does)"
 
 
 def _inited(app):

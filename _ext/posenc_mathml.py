@@ -8,7 +8,7 @@ Every browser the site supports draws MathML itself (Chromium since 109, Firefox
 and screen readers read it. This extension is Sphinx's HTML math renderer
 (``html_math_renderer: posenc_mathml``):
 
-- **Temml** (the npm package ``temml``, pinned and sha512-checked in ``tools/assets.json``)
+- **Temml** (the npm package ``temml``, pinned and sha512-checked in ``_ext/assets.json``)
   turns each formula's TeX into MathML Core, the part of MathML that browsers implement:
   ``\\mathbb{R}`` becomes the character ℝ, where KaTeX's MathML would ask for a
   ``mathvariant`` that Chromium ignores. It runs in the Node.js of the pinned
@@ -43,6 +43,7 @@ and screen readers read it. This extension is Sphinx's HTML math renderer
 
 from __future__ import annotations
 
+import hashlib
 import html
 import importlib.util
 import json
@@ -53,6 +54,7 @@ import shutil
 import subprocess
 from xml.etree import ElementTree
 
+import fetch_assets
 from docutils import nodes
 from sphinx.errors import ExtensionError
 from sphinx.locale import _
@@ -62,13 +64,16 @@ from sphinx.util.math import get_node_equation_number
 logger = logging.getLogger(__name__)
 
 NAME = "posenc_mathml"
-#: The npm package Temml (pinned in tools/assets.json) and the files taken from it.
+#: The npm package Temml (pinned in _ext/assets.json) and the files taken from it.
 TEMML = ("temml", "dist/temml.cjs")
 STYLESHEET = ("temml", "dist/Temml-STIX2.css")
-#: The PyPI package that ships STIX Two Math, and the font's path inside it.
+#: The PyPI package that ships STIX Two Math, and the font's path inside it (a carrier package:
+#: CONTRIBUTING.md, "Files taken from carrier packages").
 FONT_PACKAGE = ("ziamath", "fonts/STIXTwoMath-Regular.ttf")
+#: The sha256 of that file as ziamath 0.13 ships it (STIX Two Math "Version 2.11 b159").
+FONT_SHA256 = "8f42cb183a85043a4dc3f8e41ac3821eb27bf178d68ace929ba439523622323c"
 TEMML_LICENCE = ("temml", "LICENSE")
-#: The npm package speech-rule-engine (pinned in tools/assets.json, with its two dependencies).
+#: The npm package speech-rule-engine (pinned in _ext/assets.json, with its two dependencies).
 SPEECH = ("speech-rule-engine", "index.js")
 #: Where the site keeps them (under ``_static``); the font's name is the one Temml's stylesheet names.
 TARGET = "mathml"
@@ -269,13 +274,19 @@ def font_characters(used: set[str]) -> set[int]:
 
 
 def font_source() -> pathlib.Path:
-    """STIX Two Math as the pinned ``ziamath`` package ships it."""
+    """STIX Two Math as the pinned ``ziamath`` package ships it, refused unless its sha256 is :data:`FONT_SHA256`.
+
+    The package is found, not imported: none of its code runs.
+    """
     spec = importlib.util.find_spec(FONT_PACKAGE[0])
     if spec is None or not spec.submodule_search_locations:
         raise ExtensionError(f"{NAME}: {FONT_PACKAGE[0]} is not installed (it is pinned in requirements.txt)")
     font = pathlib.Path(list(spec.submodule_search_locations)[0]) / FONT_PACKAGE[1]
     if not font.is_file():
         raise ExtensionError(f"{NAME}: {font} is missing")
+    got = hashlib.sha256(font.read_bytes()).hexdigest()
+    if got != FONT_SHA256:
+        raise ExtensionError(f"{NAME}: {font}: sha256 {got} differs from the pinned {FONT_SHA256}; refusing it")
     return font
 
 
@@ -293,16 +304,14 @@ def _start(app):
         return
     if app.config.html_math_renderer != NAME:
         raise ExtensionError(f"{NAME}: html_math_renderer is {app.config.html_math_renderer!r}; set it to {NAME!r}")
-    from posenc_tippy import _fetch_assets  # tools/fetch_assets.py, loaded as the previews' scripts are
-
-    assets = _fetch_assets(app.srcdir)
     app.posenc_mathml_files = {
-        "temml": assets.asset(*TEMML),
-        "stylesheet": assets.asset(*STYLESHEET),
+        "temml": fetch_assets.asset(*TEMML),
+        "stylesheet": fetch_assets.asset(*STYLESHEET),
         "font": font_source(),
-        "temml licence": assets.asset(*TEMML_LICENCE),
+        "temml licence": fetch_assets.asset(*TEMML_LICENCE),
     }
-    app.posenc_mathml = Typesetter(app.posenc_mathml_files["temml"], assets.asset(*SPEECH).parent, assets.ASSETS)
+    app.posenc_mathml = Typesetter(app.posenc_mathml_files["temml"], fetch_assets.asset(*SPEECH).parent,
+                                   fetch_assets.ASSETS)
 
 
 def _page_assets(app, pagename, templatename, context, doctree):

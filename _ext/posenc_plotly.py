@@ -1,28 +1,29 @@
 """Ship plotly.js's partial "basic" bundle with the pages that hold a figure (no CDN), and claim Plotly's MIME type: no option does either.
 
 Interactive figures (``posenc.interactive``) write a ``<div class="posenc-interactive">``
-and a call to ``Plotly.newPlot``. They draw only scatter and bar traces, so the book ships
-plotly.js's official partial bundle ``plotly.js-basic-dist-min`` (scatter, bar and pie
-traces, with every layout component: sliders, drop-down menus, legends, annotations):
+and their data, which ``posenc-interactive.js`` (shipped here) draws with ``Plotly.newPlot``.
+They draw only scatter and bar traces, so the book ships plotly.js's official partial
+bundle ``plotly.js-basic-dist-min`` (scatter, bar and pie traces, with every layout
+component: sliders, drop-down menus, legends, annotations):
 1.2 MB, against 4.8 MB for the full ``plotly.min.js`` that the ``plotly`` package carries.
-It is pinned in ``tools/assets.json`` (fetched, sha512-checked, by ``tools/fetch_assets.py``,
+It is pinned in ``_ext/assets.json`` (fetched, sha512-checked, by ``_ext/fetch_assets.py``,
 which ``make venv`` runs) at the plotly.js version the pinned ``plotly`` package bundles,
 and the build refuses another version: the figures' JSON is written by that package. A
 trace type outside the bundle would not draw; the browser test (tests/test_site.py) fails
 on any trace plotly.js did not draw as the type it was given. This extension
 
-- adds ``_static/plotly-lazy.js`` (``_ext/plotly-lazy.js``, 3 kB) to the ``<head>`` of exactly
-  the pages that hold such a figure (deferred, so it does not hold up the first paint: a
-  figure's inline script draws at once if ``window.Plotly`` is there, else at the window's
-  ``load`` event, after every deferred script has run; pages without a figure do not load
-  it). It stands in for
+- adds ``_static/plotly-lazy.js`` (``_ext/plotly-lazy.js``, 3 kB) and, after it, the figures'
+  own script ``_static/posenc-interactive.js`` (``_ext/posenc-interactive.js``, 2 kB: draws
+  each figure, switches its states) to the ``<head>`` of exactly the pages that hold such a
+  figure (both deferred, so they do not hold up the first paint; pages without a figure load
+  neither). ``plotly-lazy.js`` stands in for
   ``window.Plotly`` and loads ``plotly-basic.min.js`` only when a figure comes near the
   viewport, then draws it: a reader who never scrolls to a figure never downloads plotly.js,
   and a page's first load stays within the browser test's weight budget (tests/test_site.py
   measures the first load and the load after every figure is drawn). Nothing else waits for
   it: the figure's ``<div>`` keeps its size, role and alt text, and its control works;
-- copies ``plotly-basic.min.js`` and ``plotly-lazy.js`` into the site's ``_static`` once per
-  build, so the book works offline and from ``file://``, and
+- copies ``plotly-basic.min.js``, ``plotly-lazy.js`` and ``posenc-interactive.js`` into the
+  site's ``_static`` once per build, so the book works offline and from ``file://``, and
 - drops MyST-NB's build warning ``skipping unknown output mime type:
   application/vnd.plotly.v1+json``, and only that one. An interactive figure's output
   carries its figure twice: as ``text/html`` (what the book shows) and as Plotly's own
@@ -38,24 +39,19 @@ on any trace plotly.js did not draw as the type it was given. This extension
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import pathlib
 import re
 import shutil
 
+import fetch_assets
+
 MARKER = 'class="posenc-interactive"'
-PACKAGE = "plotly.js-basic-dist-min"  # the npm package, pinned in tools/assets.json
+PACKAGE = "plotly.js-basic-dist-min"  # the npm package, pinned in _ext/assets.json
 TARGET = "plotly-basic.min.js"
 LOADER = pathlib.Path(__file__).with_name("plotly-lazy.js")  # what the pages load: see the docstring
-FETCH_ASSETS = pathlib.Path(__file__).resolve().parents[1] / "tools" / "fetch_assets.py"
-
-
-def _fetch_assets():
-    spec = importlib.util.spec_from_file_location("fetch_assets", FETCH_ASSETS)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+#: The figures' own script: draws each figure and switches its states (see posenc.interactive).
+FIGURES = pathlib.Path(__file__).with_name("posenc-interactive.js")
 
 
 def bundle_version(path: pathlib.Path) -> str:
@@ -72,12 +68,12 @@ def _plotly_js() -> pathlib.Path:
     """The pinned basic bundle, checked to be the plotly.js that the ``plotly`` package bundles."""
     from plotly.offline import get_plotlyjs_version
 
-    path = _fetch_assets().asset(PACKAGE, TARGET)
+    path = fetch_assets.asset(PACKAGE, TARGET)
     version, wanted = bundle_version(path), get_plotlyjs_version()
     if version != wanted:
         raise ValueError(
             f"{path} is plotly.js {version}; the pinned plotly package writes figures for plotly.js {wanted} "
-            f"(pin {PACKAGE} {wanted} in tools/assets.json)"
+            f"(pin {PACKAGE} {wanted} in _ext/assets.json)"
         )
     return path
 
@@ -85,6 +81,7 @@ def _plotly_js() -> pathlib.Path:
 def _page_context(app, pagename, templatename, context, doctree):
     if MARKER in context.get("body", ""):
         app.add_js_file(LOADER.name, priority=200, loading_method="defer")
+        app.add_js_file(FIGURES.name, priority=201, loading_method="defer")
         app.env.posenc_plotly_pages = getattr(app.env, "posenc_plotly_pages", set()) | {pagename}
 
 
@@ -99,6 +96,7 @@ def _copy(app, exception):
         static.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(_plotly_js(), static / TARGET)
         shutil.copyfile(LOADER, static / LOADER.name)
+        shutil.copyfile(FIGURES, static / FIGURES.name)
 
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"

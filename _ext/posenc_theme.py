@@ -27,9 +27,7 @@ cannot be deferred, so a file stays synchronous only when an inline script of th
 as it runs: :data:`SYNC_SCRIPTS`, each with its reason. The other inline scripts need no file:
 the theme's colour mode and its ``document.write`` buttons; sphinx-togglebutton's settings
 (``toggleHintShow``, ``togglebuttonSelector``: variables its deferred script reads later, so
-they are set first either way); an interactive figure's script, which draws at once when
-``window.Plotly`` exists and otherwise at the window's ``load`` event, by when the deferred
-``plotly-lazy.js`` has run. The theme's two scripts at the end of ``<body>`` (``bootstrap.js``,
+they are set first either way). The theme's two scripts at the end of ``<body>`` (``bootstrap.js``,
 ``pydata-sphinx-theme.js``: not in ``script_files``) are deferred by the template above: they
 held up the first paint of the longest chapters (Lighthouse listed them as render-blocking)
 and now run after the others; they use none of them, only ``DOCUMENTATION_OPTIONS``, which

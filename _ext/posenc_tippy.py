@@ -5,8 +5,8 @@ the pointer rests on it (a theorem, an equation, a figure, a citation). It loads
 scripts from the paths in its ``tippy_js`` option, by default from unpkg.com, and has no
 option to ship them. Here ``tippy_js`` (in ``_config.yml``) names local paths under
 ``_static/vendor/``, and this extension copies those files there once per build, from the
-npm packages that ``tools/fetch_assets.py`` fetched (pinned, sha512-checked, in
-``tools/assets.json``), with their licences. A ``tippy_js`` entry that is not one of these
+npm packages that ``_ext/fetch_assets.py`` fetched (pinned, sha512-checked, in
+``_ext/assets.json``), with their licences. A ``tippy_js`` entry that is not one of these
 files (a CDN address put back) stops the build, so the site keeps working offline and
 from ``file://``. It also removes the previews' data files that earlier builds left in
 ``_static/tippy/`` (sphinx-tippy removes only the top-level pages' old ones).
@@ -14,10 +14,10 @@ from ``file://``. It also removes the previews' data files that earlier builds l
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import shutil
 
+import fetch_assets
 from sphinx.errors import ExtensionError
 
 #: ``tippy_js`` entry (path under ``_static``) -> (npm package, file in it, its licence file).
@@ -25,15 +25,6 @@ SCRIPTS = {
     "vendor/popper/popper.min.js": ("@popperjs/core", "dist/umd/popper.min.js", "LICENSE.md"),
     "vendor/tippy/tippy-bundle.umd.min.js": ("tippy.js", "dist/tippy-bundle.umd.min.js", "LICENSE"),
 }
-
-
-def _fetch_assets(srcdir):
-    """``tools/fetch_assets.py`` of the book being built (not an installed module)."""
-    path = pathlib.Path(srcdir) / "tools" / "fetch_assets.py"
-    spec = importlib.util.spec_from_file_location("posenc_fetch_assets", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _check_config(app, config):
@@ -49,9 +40,8 @@ def _sources(app):
     # At the start of the build: a missing asset stops it before any page is executed.
     if app.builder.format != "html":
         return
-    assets = _fetch_assets(app.srcdir)
     app.env.posenc_tippy_sources = {
-        target: (assets.asset(package, path), assets.asset(package, licence))
+        target: (fetch_assets.asset(package, path), fetch_assets.asset(package, licence))
         for target, (package, path, licence) in SCRIPTS.items()
     }
 

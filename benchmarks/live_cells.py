@@ -11,18 +11,18 @@ asked (chapter 1 by default), in a fresh browser profile (an empty HTTP cache: c
 
 Absolute times on a shared machine: run it a few times and read the range. Usage::
 
-    python benchmarks/live_cells.py [--all] [chapters/01_why_order_matters ...]
+    make bench-live [ARGS="--all chapters/01_why_order_matters ..."]
+
+(the browser harness, ``tests/browser/harness.py``, is imported by name: the target puts
+``tests/`` and ``_ext/`` on the path).
 """
 
 from __future__ import annotations
 
 import argparse
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
-
-from test_site import SITE, _need_browser, load, make_driver, page_requests, serve  # noqa: E402
+from browser.harness import SITE, _need_browser, load, make_driver, page_requests, serve
 
 _FIRST_JS = """
 const done = arguments[arguments.length - 1];

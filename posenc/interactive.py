@@ -12,8 +12,11 @@ menu, each with a visible ``<label>``, so that it is reached with the Tab key, m
 the arrow keys and announced by a screen reader (the slider's ``aria-valuetext`` is the
 state's label). A status line under it (``aria-live="polite"``) names the state shown, and
 the plot itself is an image (``role="img"``) whose ``aria-label`` is the figure's ``alt``
-text. Moving the control calls ``Plotly.restyle`` with the precomputed visibility of the
-chosen state. Plotly's own slider and menu are left out of the figure the page draws:
+text. The HTML holds no code: the book's script (``_ext/posenc-interactive.js``, which
+``_ext/posenc_plotly.py`` ships with every page that holds a figure) finds each figure by its
+``data-posenc-figure`` attribute, draws it and, when the control moves, calls
+``Plotly.restyle`` with the precomputed visibility of the chosen state. Plotly's own slider
+and menu are left out of the figure the page draws:
 plotly.js draws them as SVG that takes no keyboard focus (plotly/plotly.js#562).
 
 **In JupyterLab** the figure is rendered by Plotly's own renderer from the
@@ -139,18 +142,22 @@ class InteractiveFigure:
         return _json(self.page)
 
     def to_html(self) -> str:
-        """The plot's ``<div>``, its native control and status line, and the script that joins them.
+        """The plot's ``<div>``, its native control and status line, and their data; no script.
 
         The plot is ``<div role="img" aria-label="{alt}">``, drawn by ``Plotly.newPlot``
-        from ``page_json``. Under it a ``<label>`` and an ``<input type="range">``
-        (slider) or ``<select>`` (drop-down) choose the state, and a status line
-        (``aria-live="polite"``) names the state shown. Moving the control calls
-        ``Plotly.restyle`` with that state's precomputed visibility, sets the status text
-        and the slider's ``aria-valuetext``: no number is computed in the browser.
+        from ``page_json`` (a ``<script type="application/json">``: data, not code). Under
+        it a ``<label>`` and an ``<input type="range">`` (slider) or ``<select>``
+        (drop-down) choose the state, and a status line (``aria-live="polite"``) names the
+        state shown. The enclosing ``<div>`` carries ``data-posenc-figure="{name}"`` and
+        ``data-posenc-shown="{initial}"``, by which the book's script
+        (``_ext/posenc-interactive.js``) finds the figure: it draws the plot, and when the
+        control moves calls ``Plotly.restyle`` with that state's precomputed visibility,
+        sets the status text and the slider's ``aria-valuetext``: no number is computed in
+        the browser.
 
-        The page must load plotly.js (the book's Sphinx extension adds its basic bundle to
-        every page that holds an interactive figure). Without it the plot says so in plain text
-        and the control is disabled.
+        The page must load that script and plotly.js (the book's Sphinx extension adds both
+        to every page that holds an interactive figure). Without plotly.js the plot says so
+        in plain text and the control is disabled.
         """
         n = self.name
         esc = html.escape
@@ -168,42 +175,12 @@ class InteractiveFigure:
             )
             control = f'<select id="{n}-control" aria-controls="{n}-plot" autocomplete="off">{options}</select>'
         return (
-            f'<div class="posenc-figure" id="{n}-figure">\n'
+            f'<div class="posenc-figure" id="{n}-figure" data-posenc-figure="{n}" data-posenc-shown="{s0}">\n'
             f'<div class="posenc-interactive" id="{n}-plot" role="img" aria-label="{esc(self.alt)}" '
             f'style="width:100%;height:{self.height}px;"></div>\n'
             f'<div class="posenc-controls"><label for="{n}-control">{esc(label)}</label>{control}</div>\n'
             f'<p class="posenc-status" id="{n}-status" aria-live="polite">{esc(self.page["status"][s0])}</p>\n'
             f'<script type="application/json" id="{n}-json">{self.page_json()}</script>\n'
-            "<script>\n"
-            "(function () {\n"
-            f'  var el = document.getElementById("{n}-plot");\n'
-            f'  var control = document.getElementById("{n}-control");\n'
-            f'  var status = document.getElementById("{n}-status");\n'
-            "  if (!el || !control || !status) { return; }\n"
-            f'  var fig = JSON.parse(document.getElementById("{n}-json").textContent);\n'
-            f"  var shown = {s0};\n"
-            "  function show() {\n"
-            "    var s = Number(control.value);\n"
-            "    if (s === shown || !(s >= 0 && s < fig.states.length)) { return; }\n"
-            "    shown = s;\n"
-            "    window.Plotly.restyle(el, fig.states[s]);\n"
-            "    status.textContent = fig.status[s];\n"
-            '    if (control.type === "range") { control.setAttribute("aria-valuetext", fig.labels[s]); }\n'
-            "  }\n"
-            "  function draw() {\n"
-            "    window.Plotly.newPlot(el, fig.data, fig.layout, "
-            '{"responsive": true, "displayModeBar": false, "scrollZoom": false}).then(show);\n'
-            '    control.addEventListener("input", show);\n'
-            '    control.addEventListener("change", show);\n'
-            "  }\n"
-            "  if (window.Plotly) { draw(); return; }\n"
-            '  window.addEventListener("load", function () {\n'
-            "    if (window.Plotly) { draw(); return; }\n"
-            '    el.textContent = "This interactive figure needs plotly.js, which the built book ships.";\n'
-            "    control.disabled = true;\n"
-            "  });\n"
-            "})();\n"
-            "</script>\n"
             "</div>"
         )
 

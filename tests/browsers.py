@@ -1,7 +1,7 @@
 """Chromium and Firefox behind one small interface, for the browser tests that run in both.
 
 Chromium is driven by Selenium and the system's ``chromedriver`` (the driver object that
-``test_site.make_driver`` makes); Firefox ESR (Debian's ``firefox-esr``) by Mozilla's own
+``browser.harness.make_driver`` makes); Firefox ESR (Debian's ``firefox-esr``) by Mozilla's own
 Marionette client, ``marionette-driver`` (pinned in requirements.txt), which talks to the
 browser's built-in Marionette server: no geckodriver, which no Debian package, PyPI or npm
 package carries as Mozilla builds it (the npm and PyPI installers download it from GitHub).
@@ -112,7 +112,7 @@ class Engine:
 
 
 class Chromium(Engine):
-    """A Selenium driver of headless Chromium (``test_site.make_driver``)."""
+    """A Selenium driver of headless Chromium (``browser.harness.make_driver``)."""
 
     name = "chromium"
 

@@ -20,8 +20,7 @@ import sys
 
 import jupytext
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from booktools import CHAPTERS, chapter_sources  # noqa: E402
+from booktools import CHAPTERS, chapter_sources
 
 # The same filter as chapters/jupytext.toml: the header carries no jupytext version.
 CONFIG_FILE = CHAPTERS / "jupytext.toml"

@@ -1,4 +1,4 @@
-"""Helpers shared by the unit tests: anchored error matching, finite differences, a fake npm tarball."""
+"""Helpers shared by the tests: anchored error matching, finite differences, a fake npm tarball, alt texts."""
 
 from __future__ import annotations
 
@@ -61,3 +61,27 @@ def npm_tarball(files: dict[str, bytes]) -> bytes:
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
+
+
+ALT_MIN_LENGTH = 15
+_IMAGE_FILE = re.compile(r"\.(png|svg|jpe?g|gif|webp|pdf)$", re.IGNORECASE)
+_HEX_RUN = re.compile(r"\b[0-9a-f]{16,}\b", re.IGNORECASE)
+_TEX = re.compile(r"\$|\\[a-zA-Z]+")
+
+
+def alt_text_problem(alt: str | None) -> str | None:
+    """Why ``alt`` does not describe a figure to a reader who cannot see it; None if it does."""
+    if alt is None:
+        return "no alt text"
+    text = alt.strip()
+    if not text:
+        return "empty alt text"
+    if _IMAGE_FILE.search(text) or "_images/" in text or (" " not in text and "/" in text):
+        return f"alt text is a file name or path: {text!r}"
+    if any(re.search(r"\d", run) and re.search(r"[a-f]", run, re.IGNORECASE) for run in _HEX_RUN.findall(text)):
+        return f"alt text contains a hash: {text!r}"
+    if len(text) < ALT_MIN_LENGTH:
+        return f"alt text too short to describe a figure ({len(text)} characters): {text!r}"
+    if _TEX.search(text):
+        return f"alt text holds TeX markup, read out as written: {text[:80]!r}"
+    return None

@@ -1,16 +1,11 @@
-"""tools/cell_stats.py: what counts as shown, as bookkeeping, as an assert and as a constant print."""
+"""tests/cell_stats.py: what counts as shown, as bookkeeping, as an assert and as a constant print."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from booktools import ROOT, chapter_sources
-
-spec = importlib.util.spec_from_file_location("cell_stats", ROOT / "tools" / "cell_stats.py")
-cell_stats = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cell_stats)
+import cell_stats
+from booktools import chapter_sources
 
 
 @pytest.mark.parametrize(

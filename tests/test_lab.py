@@ -276,7 +276,7 @@ def test_in_jupyterlab_the_prose_shows_the_glued_values_and_home_is_untouched(tm
     import urllib.request
 
     from selenium.webdriver.common.by import By
-    from test_site import _need_browser, make_driver
+    from browser.harness import _need_browser, make_driver
 
     chapter = CHAPTERS[0]
     before = chapter.read_bytes()

@@ -15,7 +15,7 @@ host unresolvable, as in ``tests/test_site.py``):
 - in chapter 1, a line typed with the keyboard at the end of a cell's code and run with the
   cell's Run button shows the output of the edited code (one edit prints, through a "/" the
   page's search shortcut must not take; another raises and shows its traceback); then
-  axe-core (``test_site.check_axe``: WCAG 2.1 A/AA, light and dark mode) finds no violation
+  axe-core (``browser.harness.check_axe``: WCAG 2.1 A/AA, light and dark mode) finds no violation
   on the page with the run's outputs, the traceback and the controls after the run;
 - each cell's "Show stored output" gives back its stored output as it was before the run
   (a fold closed or open as it was) and removes the run's.
@@ -48,7 +48,7 @@ import time
 
 import pytest
 
-from test_site import (
+from browser.harness import (
     REQUIRE,
     SITE,
     _need_browser,
@@ -89,7 +89,7 @@ def live_browser():
     _need_site()
     chromium, chromedriver = _need_browser()
     if not (SITE / "_pyodide" / "pyodide-lock.json").is_file():
-        unavailable = pathlib.Path(sys.prefix) / "share" / "posenc-pyodide" / "UNAVAILABLE"  # tools/fetch_pyodide.py
+        unavailable = pathlib.Path(sys.prefix) / "share" / "posenc-pyodide" / "UNAVAILABLE"  # _ext/fetch_pyodide.py
         why = unavailable.read_text(encoding="utf-8").strip() if unavailable.is_file() else "see the build's log"
         message = f"{SITE} has no _pyodide/: the build left the Run controls out ({why})"
         if REQUIRE:
@@ -392,7 +392,7 @@ def check_live_page(driver, base_url: str, site: pathlib.Path, page: str, edit: 
     ``edit``: type a line into each of the first two cells that print and run each
     (:data:`EDITS`: one prints, one raises). ``axe``: once the run
     (and the edit) has left its outputs and controls on the page, run axe-core on it
-    (``test_site.check_axe``: True for every WCAG 2.1 A/AA rule, or ``{"rules": ..., "include":
+    (``browser.harness.check_axe``: True for every WCAG 2.1 A/AA rule, or ``{"rules": ..., "include":
     ...}`` to narrow it). Last, every "Show stored output" control is pressed and each
     stored output must be back as it was before the run (a fold closed or open as it was).
     """

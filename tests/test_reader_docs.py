@@ -1,4 +1,4 @@
-"""What a reader is told, checked without a build: the repository setting, `posenc[book]`, the layout.
+"""What a reader is told, checked without a build: the repository setting, `posenc[book]`.
 
 The repository's address has one setting, ``repository: url:`` in ``_config.yml``;
 ``_ext/posenc_notebooks.py`` falls back to GitHub Actions' variables and the clone's
@@ -13,12 +13,10 @@ import sys
 import tomllib
 
 import jupytext
+import posenc_notebooks
 import yaml
 
 from booktools import ROOT, chapter_sources
-
-sys.path.insert(0, str(ROOT / "_ext"))
-import posenc_notebooks  # noqa: E402
 
 def test_repository_url_from_the_setting_first():
     env = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r"}
@@ -119,13 +117,6 @@ def test_the_book_extra_covers_every_third_party_import_of_the_chapters():
     assert {"numpy", "matplotlib", "posenc"} <= imported
     third_party = {name for name in imported if name not in sys.stdlib_module_names}
     assert third_party <= provided, third_party - provided
-
-
-def test_the_contributors_layout_names_every_posenc_module():
-    guide = (ROOT / "CONTRIBUTING.md").read_text()
-    layout = guide[guide.index("## Layout"):guide.index("## The site")]
-    missing = [p.name for p in sorted((ROOT / "posenc").glob("*.py")) if not re.search(rf"^  {re.escape(p.name)} ", layout, re.M)]
-    assert not missing, f"CONTRIBUTING.md's layout omits {missing}"
 
 
 def test_build_output_is_ignored():

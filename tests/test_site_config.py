@@ -12,6 +12,14 @@ from __future__ import annotations
 import pathlib
 import re
 
+import fetch_assets
+import posenc_codeautolink
+import posenc_icons
+import posenc_images
+import posenc_mathml
+import posenc_plotly
+import posenc_theme
+import posenc_tippy
 import yaml
 from jupyter_book.config import get_default_sphinx_config, get_final_config
 
@@ -53,11 +61,10 @@ def test_no_launch_button_needs_thebe():
 
 
 def _typesetter():
-    """posenc_mathml and a Typesetter running the Temml that tools/fetch_assets.py fetched."""
-    posenc_mathml = _ext("posenc_mathml")
-    assets = _ext("posenc_tippy")._fetch_assets(ROOT)  # the loader the extension uses
-    return posenc_mathml, posenc_mathml.Typesetter(assets.asset(*posenc_mathml.TEMML),
-                                                   assets.asset(*posenc_mathml.SPEECH).parent, assets.ASSETS)
+    """posenc_mathml and a Typesetter running the Temml that _ext/fetch_assets.py fetched."""
+    return posenc_mathml, posenc_mathml.Typesetter(fetch_assets.asset(*posenc_mathml.TEMML),
+                                                   fetch_assets.asset(*posenc_mathml.SPEECH).parent,
+                                                   fetch_assets.ASSETS)
 
 
 def test_formulas_are_mathml_written_at_build_time():
@@ -87,7 +94,6 @@ def test_formulas_are_mathml_written_at_build_time():
 def test_displayed_formulas_are_assembled_as_sphinx_does():
     from docutils import nodes
 
-    posenc_mathml = _ext("posenc_mathml")
 
     def block(text, nowrap=False):
         return nodes.math_block(text, text, nowrap=nowrap, number=None)
@@ -98,12 +104,21 @@ def test_displayed_formulas_are_assembled_as_sphinx_does():
     assert posenc_mathml.display_tex(block("\\begin{align}a\\end{align}", nowrap=True)) == "\\begin{align}a\\end{align}"
 
 
+def test_math_font_differing_from_its_pin_is_refused(monkeypatch):
+    """The carrier package's font file is taken only with the pinned sha256."""
+    import pytest
+    from sphinx.errors import ExtensionError
+
+    monkeypatch.setattr(posenc_mathml, "FONT_SHA256", "0" * 64)
+    with pytest.raises(ExtensionError, match=r"^posenc_mathml: .*STIXTwoMath-Regular\.ttf: sha256 [0-9a-f]{64} differs"):
+        posenc_mathml.font_source()
+
+
 def test_math_font_is_cut_to_the_characters_used():
     import tempfile
 
     from fontTools.ttLib import TTFont
 
-    posenc_mathml = _ext("posenc_mathml")
     markup = ('<p>x <span class="math"><math><mi>\u211d</mi><mo>&#x2211;</mo></math></span> '
               '<math display="block"><mi>&lt;</mi></math></p>')
     assert posenc_mathml.math_characters(markup) == {"\u211d", "\u2211", "<"}
@@ -116,10 +131,11 @@ def test_math_font_is_cut_to_the_characters_used():
     assert posenc_mathml.italic("1") is None and posenc_mathml.italic("Z") == 0x1D44D
     source = posenc_mathml.font_source()
     assert "STIX Two Math" in str(TTFont(str(source))["name"].getDebugName(1))
+    assert str(TTFont(str(source))["name"].getDebugName(5)).startswith("Version 2.11")
     assert "Open Font License" in posenc_mathml.font_licence(source)
     with tempfile.TemporaryDirectory() as tmp:
         target = f"{tmp}/math.woff2"
-        kept = _ext("posenc_icons").subset_font(source, target, wanted, features=posenc_mathml.FONT_FEATURES,
+        kept = posenc_icons.subset_font(source, target, wanted, features=posenc_mathml.FONT_FEATURES,
                                                 hinting=False)
         font = TTFont(target)
         assert kept == len(wanted) and set(font.getBestCmap()) == wanted
@@ -161,7 +177,6 @@ def test_spacing_is_set_as_tex_sets_it():
 def test_only_plotlys_unknown_mime_warning_is_dropped():
     import logging
 
-    posenc_plotly = _ext("posenc_plotly")
 
     def record(mime):
         return logging.LogRecord("sphinx.myst_nb", logging.WARNING, "x.md", 1,
@@ -198,7 +213,6 @@ def test_theme_asset_macros_are_the_themes_less_font_awesomes_script_and_preload
 def test_scripts_are_deferred_but_the_one_an_inline_script_needs():
     from sphinx.builders.html._assets import _JavaScript
 
-    posenc_theme = _ext("posenc_theme")
     files = [
         _JavaScript("_static/documentation_options.js?v=1", priority=200),
         _JavaScript("_static/doctools.js", priority=200),
@@ -215,17 +229,6 @@ def test_scripts_are_deferred_but_the_one_an_inline_script_needs():
     assert out[3].attributes == {"data-sd-tabs-storage-prefix": "x-", "defer": "defer"}
 
 
-def _ext(name: str):
-    import importlib
-    import sys
-
-    sys.path.insert(0, str(ROOT / "_ext"))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(ROOT / "_ext"))
-
-
 def test_first_visit_colour_mode_is_the_themes_auto():
     """pydata-sphinx-theme's documented html_context variable; empty, it is a console error."""
     assert _final()["html_context"]["default_mode"] == "auto"
@@ -233,7 +236,6 @@ def test_first_visit_colour_mode_is_the_themes_auto():
 
 def test_previews_use_the_shipped_scripts_and_fetch_nothing():
     final = _final()
-    posenc_tippy = _ext("posenc_tippy")
     assert list(final["tippy_js"]) == list(posenc_tippy.SCRIPTS)
     assert not any("://" in path for path in final["tippy_js"])
     assert final["tippy_enable_wikitips"] is False
@@ -248,7 +250,6 @@ def test_previews_refuse_a_cdn_script():
     import pytest
     from sphinx.errors import ExtensionError
 
-    posenc_tippy = _ext("posenc_tippy")
     posenc_tippy._check_config(None, types.SimpleNamespace(tippy_js=list(posenc_tippy.SCRIPTS)))
     cdn = ["https://unpkg.com/@popperjs/core@2", "https://unpkg.com/tippy.js@6"]
     with pytest.raises(ExtensionError, match=r"^posenc_tippy: tippy_js is "):
@@ -256,11 +257,11 @@ def test_previews_refuse_a_cdn_script():
 
 
 def test_previews_scripts_are_pinned_assets():
-    """Each script the previews load is a file of a package pinned in tools/assets.json."""
+    """Each script the previews load is a file of a package pinned in _ext/assets.json."""
     import json
 
-    pinned = {e["name"]: e["files"] for e in json.loads((ROOT / "tools" / "assets.json").read_text())["packages"]}
-    for package, path, licence in _ext("posenc_tippy").SCRIPTS.values():
+    pinned = {e["name"]: e["files"] for e in json.loads(fetch_assets.LOCK.read_text())["packages"]}
+    for package, path, licence in posenc_tippy.SCRIPTS.values():
         assert path in pinned[package] and licence in pinned[package], (package, path, licence)
 
 
@@ -295,7 +296,7 @@ def test_codeautolink_still_needs_the_untitled_section_fix():
     import pytest
     from sphinx_codeautolink.extension.block import CodeBlockAnalyser
 
-    fix = _ext("posenc_codeautolink")
+    fix = posenc_codeautolink
     saved = CodeBlockAnalyser.depart_section
     CodeBlockAnalyser.depart_section = fix._depart_section  # the library's own
     try:
@@ -308,7 +309,7 @@ def test_codeautolink_still_needs_the_untitled_section_fix():
 def test_codeautolink_reads_an_untitled_section_with_the_fix():
     from sphinx_codeautolink.extension.block import CodeBlockAnalyser
 
-    fix = _ext("posenc_codeautolink")
+    fix = posenc_codeautolink
     saved = CodeBlockAnalyser.depart_section
     CodeBlockAnalyser.depart_section = fix.depart_section
     try:
@@ -351,7 +352,7 @@ def test_figure_pngs_take_a_palette_only_when_it_is_faithful():
     import numpy as np
     from PIL import Image
 
-    images = _ext("posenc_images")
+    images = posenc_images
     chart = _png(_chart())
     smaller = images.palette_png(chart)
     assert smaller is not None and len(smaller) < len(chart)
@@ -373,7 +374,6 @@ def test_figure_pngs_take_a_palette_only_when_it_is_faithful():
 def test_figure_images_load_lazily_with_their_size():
     import pytest
 
-    posenc_images = _ext("posenc_images")
     tag = '<img alt="A plot" src="../_images/a.png" style="width: 716px; height: 408px;" />'
     assert posenc_images.lazy_img(tag, 716, 408) == (
         '<img loading="lazy" decoding="async" width="716" height="408" alt="A plot" src="../_images/a.png" '
@@ -387,7 +387,6 @@ def test_figure_images_load_lazily_with_their_size():
 
 
 def test_icon_code_points_come_from_fontawesomes_stylesheet():
-    posenc_icons = _ext("posenc_icons")
     css = '.fa-sun-plant-wilt:before{content:"\\e57a"}.fa-magnifying-glass:before,.fa-search:before{content:"\\f002"}'
     assert posenc_icons.code_points(css) == {"fa-sun-plant-wilt": 0xE57A, "fa-magnifying-glass": 0xF002,
                                              "fa-search": 0xF002}
@@ -397,7 +396,6 @@ def test_icon_code_points_come_from_fontawesomes_stylesheet():
 
 
 def test_icon_stylesheet_keeps_only_the_icons_asked_for():
-    posenc_icons = _ext("posenc_icons")
     css = ('.fa-solid{font-weight:900}.fa-0:before{content:"\\30"}.fa-sun:before{content:"\\f185"}'
            '.fa-magnifying-glass:before,.fa-search:before{content:"\\f002"}'
            '@media (x){.fa-sun:before{content:"\\f185"}}.fa-lg{font-size:1.25em}'
@@ -413,7 +411,6 @@ def test_icon_stylesheet_keeps_only_the_icons_asked_for():
 def test_icon_fonts_are_cut_to_the_icons_asked_for(tmp_path):
     from fontTools.ttLib import TTFont
 
-    posenc_icons = _ext("posenc_icons")
     source = posenc_icons.theme_fontawesome() / "webfonts" / "fa-solid-900.woff2"
     whole = set(TTFont(source).getBestCmap())
     target = tmp_path / source.name
@@ -424,7 +421,6 @@ def test_icon_fonts_are_cut_to_the_icons_asked_for(tmp_path):
 
 
 def test_the_index_redirect_gets_a_title_and_the_sites_icon():
-    posenc_theme = _ext("posenc_theme")
     bare = '<meta http-equiv="Refresh" content="0; url=intro.html" />\n'
     page = posenc_theme.full_redirect(bare, "Positional Encodings, executable", "_static/favicon.svg")
     assert '<link rel="icon" href="_static/favicon.svg">' in page and "<title>Positional Encodings, executable</title>" in page

@@ -35,7 +35,7 @@ import pytest
 
 import math_checks
 from browsers import Chromium, Firefox, find_firefox
-from test_site import (
+from browser.harness import (
     MATH_FONT,
     MATH_FONT_FILE,
     REQUIRE,

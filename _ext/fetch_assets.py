@@ -1,7 +1,7 @@
 """Fetch the book's browser assets from the npm registry, checked against pinned sha512 integrity.
 
 The HTML ships plotly.js and the reference previews' scripts with the pages, and the browser
-test runs axe-core on them; all come from npm packages, pinned in ``tools/assets.json`` with the
+test runs axe-core on them; all come from npm packages, pinned in ``_ext/assets.json`` with the
 integrity string the registry publishes for each tarball. This script needs only Python (no
 Node.js): it downloads each tarball from the registry, refuses it unless its sha512 matches the
 pinned integrity, and extracts the listed files into :data:`ASSETS` (inside the virtual
@@ -9,8 +9,8 @@ environment, so a fresh ``make venv`` fetches them and nothing lands in the repo
 
 ``make venv`` runs it; running it again does nothing when every file is in place. Usage::
 
-    python tools/fetch_assets.py            # fetch what is missing
-    python tools/fetch_assets.py --check    # exit 1 if anything is missing, fetch nothing
+    python _ext/fetch_assets.py            # fetch what is missing
+    python _ext/fetch_assets.py --check    # exit 1 if anything is missing, fetch nothing
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def asset(name: str, path: str, root: pathlib.Path | None = None) -> pathlib.Pat
     """The local copy of ``path`` from package ``name`` (raises if it was not fetched)."""
     file = (root or ASSETS) / name / path
     if not file.is_file():
-        raise FileNotFoundError(f"{file} is missing: run `python tools/fetch_assets.py` (make venv does)")
+        raise FileNotFoundError(f"{file} is missing: run `python _ext/fetch_assets.py` (make venv does)")
     return file
 
 

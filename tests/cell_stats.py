@@ -18,7 +18,7 @@ chapter and for the whole book:
 - ``fixed prints``: the ``print`` calls of shown cells whose arguments are all string
   literals (a claim printed as text, whatever the code computed).
 
-Usage: ``python tools/cell_stats.py [chapter.md ...]`` (default: every chapter).
+Usage: ``python tests/cell_stats.py [chapter.md ...]`` (default: every chapter).
 """
 
 from __future__ import annotations
@@ -30,8 +30,7 @@ import re
 import statistics
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
-from booktools import baseline_for, chapter_sources  # noqa: E402  (where chapters and baselines live)
+from booktools import baseline_for, chapter_sources
 
 HIDDEN = {"remove-cell", "remove-input"}
 FOLDED = {"hide-input", "hide-cell"}

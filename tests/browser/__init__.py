@@ -1,0 +1,1 @@
+"""What the browser tests share (not a test module): see :mod:`browser.harness`."""
