@@ -62,19 +62,7 @@ def mla_scores(q, c_kv, k_rope, positions, *, w_uk, softmax_scale, absorb=False,
 
 #: RoPE on the content queries and the up-projected content keys in both paths: the absorbed
 #: path materialises the keys to rotate them, so the two paths still agree, on offsets only.
-_MLA_ROTATED_CONTENT_BOTH_PATHS = """
-_mla_scores = mla_scores
-
-def mla_scores(q, c_kv, k_rope, positions, *, w_uk, softmax_scale, absorb=False, **kwargs):
-    scores = _mla_scores(q, c_kv, k_rope, positions, w_uk=w_uk, softmax_scale=softmax_scale, absorb=absorb,
-                         **kwargs)
-    nope = w_uk.shape[-1]
-    k_nope = np.einsum("tr,rhn->htn", c_kv, w_uk)
-    q_nope = q[..., :nope]
-    plain = q_nope @ np.swapaxes(k_nope, -1, -2)
-    rotated = apply_rope(q_nope, positions) @ np.swapaxes(apply_rope(k_nope, positions), -1, -2)
-    return scores + (rotated - plain) * softmax_scale
-"""
+_MLA_ROTATED_CONTENT_BOTH_PATHS = _MLA_ROTATED_CONTENT.replace("    if absorb:\n        return scores\n", "")
 
 #: A ``llama3`` reader that ignores the configuration's ``high_freq_factor`` and uses
 #: Llama 3.1's 4 (Scout sets 1, which removes the blended band).
