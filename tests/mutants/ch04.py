@@ -153,6 +153,17 @@ MUTANTS = [
         ),
     ),
     Mutant(
+        id="expected-score-rope-frequencies-off-by-one",
+        claim="or computed by `rope_frequencies` itself)",
+        cell=_CORR_CELL,
+        fault="posenc.rope.rope_frequencies returns base^(-(2i + 2)/d), so apply_rope rotates with that grid",
+        patch="""
+import posenc.rope as _rope
+
+_rope.rope_frequencies = lambda head_dim, base=10000.0: base ** (-(np.arange(0, head_dim, 2) + 2.0) / head_dim)
+""",
+    ),
+    Mutant(
         id="expected-score-slowest-plane-unrotated",
         claim="or left its slowest plane unrotated",
         cell=_CORR_CELL,
