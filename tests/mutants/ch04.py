@@ -143,7 +143,7 @@ MUTANTS = [
     ),
     Mutant(
         id="expected-score-grid-off-by-one",
-        claim="or the exponents $2i + 2$ in place of $2i$)",
+        claim="or the exponents $2i + 2$ in place of $2i$, passed to `apply_rope`",
         cell=_CORR_CELL,
         fault="apply_rope turns plane i with base^(-(2i + 2)/d), the grid shifted by one plane",
         patch=_ROPE_WRAP.format(
