@@ -143,7 +143,7 @@ MUTANTS = [
     ),
     Mutant(
         id="expected-score-grid-off-by-one",
-        claim="or the exponents $2i + 2$ in place of $2i$)",
+        claim="or the exponents $2i + 2$ in place of $2i$, passed to `apply_rope`",
         cell=_CORR_CELL,
         fault="apply_rope turns plane i with base^(-(2i + 2)/d), the grid shifted by one plane",
         patch=_ROPE_WRAP.format(
@@ -151,6 +151,17 @@ MUTANTS = [
             "    kw.setdefault('inv_freq', 10000.0 ** (-(2 * np.arange(d // 2) + 2) / d))\n"
             "    return _rope.apply_rope(x, positions, **kw)"
         ),
+    ),
+    Mutant(
+        id="expected-score-rope-frequencies-off-by-one",
+        claim="or computed by `rope_frequencies` itself)",
+        cell=_CORR_CELL,
+        fault="posenc.rope.rope_frequencies returns base^(-(2i + 2)/d), so apply_rope rotates with that grid",
+        patch="""
+import posenc.rope as _rope
+
+_rope.rope_frequencies = lambda head_dim, base=10000.0: base ** (-(np.arange(0, head_dim, 2) + 2.0) / head_dim)
+""",
     ),
     Mutant(
         id="expected-score-slowest-plane-unrotated",
