@@ -156,11 +156,14 @@ MUTANTS = [
         id="expected-score-rope-frequencies-off-by-one",
         claim="or computed by `rope_frequencies` itself)",
         cell=_CORR_CELL,
-        fault="posenc.rope.rope_frequencies returns base^(-(2i + 2)/d), so apply_rope rotates with that grid",
+        fault="rope_frequencies returns base^(-(2i + 2)/d) everywhere (in posenc.rope, so apply_rope rotates "
+              "with that grid, in the package and in the chapter's namespace)",
         patch="""
+import posenc
 import posenc.rope as _rope
 
 _rope.rope_frequencies = lambda head_dim, base=10000.0: base ** (-(np.arange(0, head_dim, 2) + 2.0) / head_dim)
+posenc.rope_frequencies = rope_frequencies = _rope.rope_frequencies
 """,
     ),
     Mutant(
