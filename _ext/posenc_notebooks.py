@@ -35,7 +35,8 @@ every cross-reference and citation becomes the text Sphinx resolves it to on
 the page ("Theorem 2.1", "(2.3)", "Vaswani et al. (2017)"), by running the build's own
 post-transforms on a copy of the page's doctree; ``(label)=`` targets become HTML
 anchors; theorem-like directives, exercises and solutions get their numbered headings,
-labelled equations their numbers (``\\tag``), ``literalinclude`` the included code, and each
+labelled equations their numbers (``\\tag``), ``literalinclude`` the included code, a
+``table`` its Markdown table (``tabularcolumns``, for LaTeX, nothing), and each
 figure's number and caption (kept by MyST-NB in the cell's metadata only) follow its cell. A
 first code cell says what the notebook is and installs what it needs (:func:`requirement`).
 A construct it cannot render stops the build, so no downloaded notebook ever shows raw MyST.
@@ -341,6 +342,10 @@ class Renderer:
         if name == "dropdown":
             summary = re.sub(r"`([^`]*)`", r"<code>\1</code>", arg)
             return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+        if name == "tabularcolumns":  # the columns of the next table in LaTeX only
+            return ""
+        if name == "table" and not arg:  # a Markdown table given options (a class) only
+            return body
         if name == "literalinclude":
             from sphinx.directives.code import LiteralInclude, LiteralIncludeReader
 

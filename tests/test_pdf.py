@@ -108,6 +108,12 @@ def test_numbered_theorems_equations_figures_exercises(text):
     # 1.7.2), figures within chapters (Fig. 2.1), equations within chapters ((2.1)).
     for pattern in (r"Theorem \d+\.\d+\.\d+", r"Exercise \d+\.\d+\.\d+", r"Fig\. \d+\.\d+", r"\(\d+\.\d+\)"):
         assert re.search(pattern, text), f"nothing numbered like {pattern} in the PDF"
+    # sphinx-proof 0.4 labels and numbers a theorem in LaTeX through the chapter it finds by
+    # comparing the typeset title with the source's; where they differ (a straight apostrophe,
+    # typeset as ’) the label is `None:...` and the theorem has no number.
+    tex = (LATEX / "book.tex").read_text(encoding="utf-8")
+    orphans = re.findall(r"\\label\{None:([^}]*)\}", tex)
+    assert not orphans, f"theorems in no chapter (is the chapter's title typed as it is typeset?): {orphans[:5]}"
 
 
 def test_bibliography_is_in_it(text):
